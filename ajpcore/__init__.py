@@ -1,0 +1,48 @@
+"""ajpcore: the wire-format and crypto core of AJP and IATP.
+
+RFC 8785 canonical JSON, a strict I-JSON decoder, HMAC-SHA256 and strict
+Ed25519 signatures, and typed envelopes.  The hot paths run in a native
+Cython core (``BACKEND == "c"``) with an exact pure-Python twin (``"py"``).
+"""
+
+from ._core import BACKEND, impl as _impl
+from .errors import (
+    AjpError,
+    BadSignature,
+    DecodeError,
+    EncodeError,
+    KeyFormatError,
+    LegacySignature,
+    MalformedSignature,
+    SignatureError,
+    SignerFinalized,
+    UnsupportedScheme,
+    ValidationError,
+    WeakKey,
+)
+
+canonicalize = _impl.canonicalize
+canonicalize_into = _impl.canonicalize_into
+MAX_DEPTH = _impl.MAX_DEPTH
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BACKEND",
+    "MAX_DEPTH",
+    "__version__",
+    "canonicalize",
+    "canonicalize_into",
+    "AjpError",
+    "EncodeError",
+    "DecodeError",
+    "ValidationError",
+    "SignatureError",
+    "BadSignature",
+    "MalformedSignature",
+    "UnsupportedScheme",
+    "LegacySignature",
+    "KeyFormatError",
+    "WeakKey",
+    "SignerFinalized",
+]

@@ -1,0 +1,7 @@
+"""``python -m ajpcore``: the ``ajpcore`` command."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,7 @@
+# Stub for the compiled twin ajpcore._core_c; signatures identical to ajpcore._core_py.
+from typing import Any, Callable
+
+MAX_DEPTH: int
+
+def canonicalize(value: Any) -> bytes: ...
+def canonicalize_into(value: Any, write: Callable[[bytes], Any], *, chunk_size: int = 65536) -> int: ...

@@ -1,0 +1,261 @@
+"""Pure-Python twin of ``ajpcore._core_c``.
+
+Same functions, same order, same bytes, same errors as ``native/_core_c.pyx``;
+read the two side by side.  This module is the reference: where the twins
+disagree, this one states the intended behaviour.
+"""
+
+from __future__ import annotations
+
+from json.encoder import encode_basestring as _escape_str
+from typing import Any, Callable, List
+
+from .errors import EncodeError, format_path
+
+MAX_DEPTH = 512
+"""Deepest nesting of containers ``canonicalize`` accepts (``[]`` has depth 1)."""
+
+_MAX_SAFE_INT = 2**53 - 1
+
+
+# ---------------------------------------------------------------------------
+# Canonical JSON (RFC 8785)
+# ---------------------------------------------------------------------------
+
+
+def _format_double(x: float) -> str:
+    """ECMAScript ``Number.prototype.toString`` of a finite double (RFC 8785 §3.2.2.3).
+
+    ``float.__repr__`` gives the shortest round-trip digits (the same digits
+    ECMAScript chooses); only their layout differs, so the digits and the
+    decimal exponent are re-laid out by the ECMA-262 7.1.12.1 rules.
+    """
+    if x == 0.0:
+        return "0"  # also -0.0
+    r = float.__repr__(x)
+    sign = ""
+    if r[0] == "-":
+        sign = "-"
+        r = r[1:]
+    mant, e_sep, exp = r.partition("e")
+    exp10 = int(exp) if e_sep else 0
+    int_part, _, frac_part = mant.partition(".")
+    if frac_part == "0":
+        frac_part = ""
+    digits = int_part + frac_part
+    # n: position of the decimal point relative to the start of `digits`.
+    n = len(int_part) + exp10
+    stripped = digits.lstrip("0")
+    n -= len(digits) - len(stripped)
+    digits = stripped.rstrip("0")
+    k = len(digits)
+    if k <= n <= 21:
+        return sign + digits + "0" * (n - k)
+    if 0 < n <= 21:
+        return sign + digits[:n] + "." + digits[n:]
+    if -6 < n <= 0:
+        return sign + "0." + "0" * (-n) + digits
+    e = n - 1
+    exp_text = ("e+" if e >= 0 else "e-") + str(abs(e))
+    if k == 1:
+        return sign + digits + exp_text
+    return sign + digits[0] + "." + digits[1:] + exp_text
+
+
+def _format_int(n: int, path: Callable[[], str]) -> str:
+    """The canonical text of an int, or EncodeError if a JavaScript peer would change it.
+
+    Beyond +-(2**53-1) an int must be the double it stands for (``int(float(n)) == n``)
+    or be spelled exactly as ECMAScript spells that double; it is written as
+    ECMAScript writes the double.
+    """
+    text = int.__repr__(n)
+    if -_MAX_SAFE_INT <= n <= _MAX_SAFE_INT:
+        return text
+    try:
+        x = float(n)
+    except OverflowError:
+        raise EncodeError("Integer out of range for binary64", path()) from None
+    es = _format_double(x)
+    if int(x) == n or es == text:
+        return es
+    raise EncodeError(
+        "Integer is not exactly representable as binary64 (would change through a JavaScript peer)",
+        path(),
+    )
+
+
+def _utf16_key(key: str) -> bytes:
+    # RFC 8785 §3.2.3: member names sort by their UTF-16 code units.
+    return key.encode("utf-16-be", "surrogatepass")
+
+
+def _type_name(value: Any) -> str:
+    return type(value).__qualname__
+
+
+def _scalar(v: Any, steps: List[Any]) -> str:
+    """Canonical text of a non-container value (the slow, rare types)."""
+    if v is None:
+        return "null"
+    if v is True:
+        return "true"
+    if v is False:
+        return "false"
+    if isinstance(v, int):
+        return _format_int(int(v), lambda: format_path(steps))
+    if isinstance(v, float):
+        x = float(v)
+        if x != x or x in (_INF, -_INF):
+            raise EncodeError(f"Non-finite float `{float.__repr__(x)}` has no JSON form", format_path(steps))
+        return _format_double(x)
+    if isinstance(v, str):
+        return _escape_str(v)
+    raise EncodeError(f"Unsupported type `{_type_name(v)}`", format_path(steps))
+
+
+_INF = float("inf")
+
+
+def _sorted_keys(d: dict, steps: List[Any]) -> List[str]:
+    keys = list(dict.keys(d))
+    ascii_only = True
+    for k in keys:
+        if not isinstance(k, str):
+            raise EncodeError(f"Object key must be `str`, got `{_type_name(k)}`", format_path(steps))
+        if not k.isascii():
+            ascii_only = False
+    if ascii_only:
+        keys.sort()
+    else:
+        # RFC 8785 §3.2.3: member names sort by their UTF-16 code units.
+        keys.sort(key=_utf16_key)
+    return keys
+
+
+def _encode(value: Any, append: Callable[[str], Any], steps: List[Any]) -> None:
+    """Feed the canonical text of ``value`` to ``append`` as ``str`` pieces, in order.
+
+    An explicit stack instead of recursion: depth is bounded by MAX_DEPTH only,
+    never by the interpreter's recursion limit.  ``steps`` tracks the JSON path
+    (keys and indices) of the value being written; it is formatted only on error.
+    """
+    frames: List[list] = []  # [container, keys or None, next index, length]
+    v = value
+    while True:
+        t = type(v)
+        if t is str:
+            append(_escape_str(v))
+        elif t is int and -_MAX_SAFE_INT <= v <= _MAX_SAFE_INT:
+            append(int.__repr__(v))
+        elif t is float and v - v == 0.0:  # finite
+            append(_format_double(v))
+        elif t is dict or (t is not str and isinstance(v, dict)):
+            if len(frames) >= MAX_DEPTH:
+                raise EncodeError(f"Nesting deeper than {MAX_DEPTH}", format_path(steps))
+            if not v:
+                append("{}")
+            else:
+                keys = _sorted_keys(v, steps)
+                k = keys[0]
+                frames.append([v, keys, 1, len(keys)])
+                steps.append(k)
+                append("{")
+                append(_escape_str(k))
+                append(":")
+                v = dict.__getitem__(v, k)
+                continue
+        elif t is list or t is tuple or isinstance(v, (list, tuple)):
+            if len(frames) >= MAX_DEPTH:
+                raise EncodeError(f"Nesting deeper than {MAX_DEPTH}", format_path(steps))
+            if not v:
+                append("[]")
+            else:
+                frames.append([v, None, 1, len(v)])
+                steps.append(0)
+                append("[")
+                v = v[0]
+                continue
+        else:
+            append(_scalar(v, steps))
+        # The value is written: close finished containers, move to the next member.
+        while frames:
+            frame = frames[-1]
+            container, keys, i, n = frame
+            if i < n:
+                frame[2] = i + 1
+                append(",")
+                if keys is None:
+                    steps[-1] = i
+                    v = container[i]
+                else:
+                    k = keys[i]
+                    steps[-1] = k
+                    append(_escape_str(k))
+                    append(":")
+                    v = dict.__getitem__(container, k)
+                break
+            frames.pop()
+            steps.pop()
+            append("]" if keys is None else "}")
+        else:
+            return
+
+
+def _discard(chunk: bytes) -> None:
+    pass
+
+
+def canonicalize(value: Any) -> bytes:
+    """RFC 8785 canonical JSON of ``value`` as UTF-8 bytes.
+
+    Accepts dict (str keys), list, tuple, str, int, float, bool and None.
+    Raises EncodeError, naming the JSON path, for anything without an exact
+    canonical form (NaN, infinities, lone surrogates, non-str keys, other
+    types, ints a binary64 cannot carry, nesting deeper than MAX_DEPTH).
+    """
+    pieces: List[str] = []
+    _encode(value, pieces.append, [])
+    text = "".join(pieces)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        # Slow path, taken only to report the first bad string in output order.
+        canonicalize_into(value, _discard)
+        raise AssertionError("unreachable: streaming found no lone surrogate")  # pragma: no cover
+
+
+def canonicalize_into(value: Any, write: Callable[[bytes], Any], *, chunk_size: int = 65536) -> int:
+    """Hand the canonical bytes of ``value`` to ``write`` in chunks of at most ``chunk_size``.
+
+    Gives exactly the bytes of ``canonicalize(value)`` and returns their count.
+    The whole output is never held at once, so signing a large document costs
+    O(chunk_size) extra memory.  Raises what ``canonicalize`` raises; chunks
+    written before an error was found have already reached ``write``.
+    """
+    if type(chunk_size) is not int or chunk_size < 1:
+        raise ValueError("chunk_size must be a positive int")
+    steps: List[Any] = []
+    buf = bytearray()
+    total = 0
+    # A long string is encoded in slices so no piece of output outgrows the chunk.
+    slice_chars = max(1, chunk_size // 4)
+
+    def append(piece: str) -> None:
+        nonlocal total
+        for start in range(0, len(piece), slice_chars):
+            try:
+                data = piece[start : start + slice_chars].encode("utf-8")
+            except UnicodeEncodeError:
+                raise EncodeError("String contains a lone surrogate", format_path(steps)) from None
+            buf.extend(data)
+            while len(buf) >= chunk_size:
+                write(bytes(buf[:chunk_size]))
+                del buf[:chunk_size]
+                total += chunk_size
+
+    _encode(value, append, steps)
+    if buf:
+        write(bytes(buf))
+        total += len(buf)
+    return total

@@ -1,0 +1,173 @@
+"""Every ajpcore exception, defined once.
+
+Each class also inherits the builtin a caller would expect (``TypeError`` for
+values that cannot be encoded, ``ValueError`` for bytes that cannot be read), so
+``except ValueError`` keeps working in code that does not know ajpcore.  A
+protocol error knows the HTTP status a server should answer with (``.status``)
+and the machine-readable code of the AJP error body (``.code``).
+"""
+
+from __future__ import annotations
+
+from json.encoder import encode_basestring_ascii as _quote
+from typing import Any, Iterable, Sequence, Tuple, Union
+
+__all__ = [
+    "AjpError",
+    "EncodeError",
+    "DecodeError",
+    "ValidationError",
+    "SignatureError",
+    "BadSignature",
+    "MalformedSignature",
+    "UnsupportedScheme",
+    "LegacySignature",
+    "KeyFormatError",
+    "WeakKey",
+    "SignerFinalized",
+    "format_path",
+]
+
+
+class AjpError(Exception):
+    """Base class of every error ajpcore raises on purpose."""
+
+    status: int = 400
+    code: str = "BAD_REQUEST"
+
+    def error_body(self) -> dict:
+        """The AJP error body (``{"error": code, "reason": message}``) for this refusal."""
+        return {"error": self.code, "reason": str(self)}
+
+
+class EncodeError(AjpError, TypeError):
+    """A Python value has no canonical JSON form.
+
+    ``.path`` is the JSON path of the offending value (``$.a[3].b``), also named
+    in the message.
+    """
+
+    code = "ENCODE_ERROR"
+
+    def __init__(self, reason: str, path: str = "$") -> None:
+        self.reason = reason
+        self.path = path
+        super().__init__(f"{reason} - at `{path}`")
+
+
+class DecodeError(AjpError, ValueError):
+    """Bytes are not one strictly valid I-JSON document.
+
+    ``.pos`` is the byte offset of the problem (for ``str`` input, the offset in
+    its UTF-8 encoding), ``.lineno``/``.colno`` are 1-based, ``.pointer`` is the
+    RFC 6901 JSON Pointer of the innermost enclosing container ("" at top level).
+    """
+
+    code = "MALFORMED"
+
+    def __init__(
+        self,
+        reason: str,
+        pos: int = 0,
+        lineno: int = 1,
+        colno: int = 1,
+        pointer: str = "",
+    ) -> None:
+        self.reason = reason
+        self.pos = pos
+        self.lineno = lineno
+        self.colno = colno
+        self.pointer = pointer
+        ValueError.__init__(self, f"JSON is malformed: {reason} (byte {pos})")
+
+    def __reduce__(self) -> Any:
+        return (type(self), (self.reason, self.pos, self.lineno, self.colno, self.pointer))
+
+
+class ValidationError(DecodeError):
+    """A decoded value does not have the shape an envelope requires.
+
+    ``.errors`` lists every problem found as ``(path, reason)`` pairs; ``.path``
+    is the first one's path.  Each line of the message reads
+    ``<reason> - at `<path>```.
+    """
+
+    code = "VALIDATION_ERROR"
+
+    def __init__(self, errors: Sequence[Tuple[str, str]]) -> None:
+        if not errors:
+            raise ValueError("ValidationError needs at least one problem")
+        self.errors = list(errors)
+        self.path = self.errors[0][0]
+        self.reason = self.errors[0][1]
+        self.pos = 0
+        self.lineno = 1
+        self.colno = 1
+        self.pointer = ""
+        ValueError.__init__(
+            self, "\n".join(f"{reason} - at `{path}`" for path, reason in self.errors)
+        )
+
+    def __reduce__(self) -> Any:
+        return (type(self), (self.errors,))
+
+
+class SignatureError(AjpError):
+    """Base class of every signature refusal (HTTP 401)."""
+
+    status = 401
+    code = "BAD_SIGNATURE"
+
+
+class BadSignature(SignatureError):
+    """The signature is well formed but does not match the body and key."""
+
+
+class MalformedSignature(SignatureError):
+    """The signature string is not exactly ``sha256:<64 hex>`` or ``ed25519:<88 base64>``."""
+
+    code = "MALFORMED_SIGNATURE"
+
+
+class UnsupportedScheme(SignatureError):
+    """The signature's scheme does not match the key given (or is unknown)."""
+
+    code = "UNSUPPORTED_SCHEME"
+
+
+class LegacySignature(SignatureError):
+    """The body verifies only under the pre-0.3 AJP form; never accepted."""
+
+    code = "LEGACY_SIGNATURE"
+
+
+class KeyFormatError(AjpError, ValueError):
+    """A key string or key bytes are not in an accepted, canonical form."""
+
+    code = "BAD_KEY"
+
+
+class WeakKey(KeyFormatError):
+    """An Ed25519 public key that the strict policy refuses (small order, non-canonical, torsion)."""
+
+    code = "WEAK_KEY"
+
+
+class SignerFinalized(AjpError, RuntimeError):
+    """An ``HmacSigner`` was used after ``finalize()`` or ``verify()``."""
+
+    status = 500
+    code = "INTERNAL"
+
+
+def format_path(steps: Iterable[Union[str, int]]) -> str:
+    """JSON path text of a sequence of keys (str) and indices (int): ``$.a[3]["b c"]``."""
+    parts = ["$"]
+    for step in steps:
+        if isinstance(step, int):
+            parts.append(f"[{step}]")
+        elif step.isascii() and step.isidentifier():
+            parts.append("." + step)
+        else:
+            parts.append("[" + _quote(step) + "]")
+    return "".join(parts)

@@ -1,0 +1,67 @@
+"""Build the optional native core ``ajpcore._core_c`` from ``native/_core_c.pyx``.
+
+Metadata lives in pyproject.toml.  Without a working compiler the install
+degrades to the pure-Python twin with a warning, unless
+``AJPCORE_REQUIRE_EXTENSIONS=1`` makes the extension mandatory.
+"""
+
+import os
+import sys
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+_TRUE = {"1", "true", "yes", "on"}
+REQUIRE = os.environ.get("AJPCORE_REQUIRE_EXTENSIONS", "").strip().lower() in _TRUE
+SKIP = os.environ.get("AJPCORE_NO_EXTENSIONS", "").strip().lower() in _TRUE
+
+
+class OptionalBuildExt(build_ext):
+    """build_ext that turns a compiler failure into a warning unless the extension is required."""
+
+    def run(self):
+        try:
+            super().run()
+        except Exception as exc:  # distutils raises several unrelated error types
+            self._degrade(exc)
+
+    def build_extension(self, ext):
+        try:
+            super().build_extension(ext)
+        except Exception as exc:
+            self._degrade(exc)
+
+    def _degrade(self, exc):
+        if REQUIRE:
+            raise
+        banner = "*" * 72
+        sys.stderr.write(
+            f"\n{banner}\nWARNING: ajpcore's native core could not be built ({exc}).\n"
+            "Installing the pure-Python twin: same results, slower.\n"
+            f"{banner}\n\n"
+        )
+
+
+def extensions():
+    if SKIP:
+        return []
+    try:
+        from Cython.Build import cythonize
+    except ImportError:
+        if REQUIRE:
+            raise
+        sys.stderr.write("WARNING: Cython is not available; installing ajpcore without its native core.\n")
+        return []
+    ext = Extension(
+        "ajpcore._core_c",
+        ["native/_core_c.pyx"],
+        extra_compile_args=["-O3"] if os.name != "nt" else [],
+    )
+    return cythonize(
+        [ext],
+        compiler_directives={"language_level": "3", "embedsignature": True},
+        quiet=True,
+    )
+
+
+setup(ext_modules=extensions(), cmdclass={"build_ext": OptionalBuildExt})

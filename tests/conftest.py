@@ -1,0 +1,44 @@
+"""Shared fixtures: every behaviour-level test runs on both core twins.
+
+``impl`` is the core module itself (``c`` or ``py``); ``core`` also switches
+the layers built on top (signing, envelopes) to that twin for the test.  Under
+``AJPCORE_REQUIRE_EXTENSIONS=1`` (CI) a missing native core fails, never skips.
+"""
+
+import importlib
+import os
+
+import pytest
+
+import ajpcore._core as _core
+
+_TRUE = {"1", "true", "yes", "on"}
+REQUIRE_NATIVE = os.environ.get("AJPCORE_REQUIRE_EXTENSIONS", "").strip().lower() in _TRUE
+
+
+def load_twin(name: str):
+    """The core twin ``"c"`` or ``"py"``; skip (or fail, when required) if the native one is absent."""
+    try:
+        return importlib.import_module(f"ajpcore._core_{name}")
+    except ImportError as exc:
+        if REQUIRE_NATIVE:
+            pytest.fail(f"native core required but not importable: {exc}")
+        pytest.skip(f"native core not built: {exc}")
+
+
+@pytest.fixture(params=["c", "py"])
+def impl(request):
+    return load_twin(request.param)
+
+
+@pytest.fixture(params=["c", "py"])
+def core(request, monkeypatch):
+    module = load_twin(request.param)
+    monkeypatch.setattr(_core, "impl", module)
+    return module
+
+
+@pytest.fixture(scope="session")
+def twins():
+    """Both twins at once, for differential tests: (native, pure)."""
+    return load_twin("c"), load_twin("py")

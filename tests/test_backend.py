@@ -1,0 +1,53 @@
+"""The backend switch: one decision at import, honoured by env vars; native really loaded in CI."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+import ajpcore
+from conftest import REQUIRE_NATIVE
+
+PURE_NAMES = ["canonicalize", "canonicalize_into", "MAX_DEPTH"]
+
+
+def _backend_with(env_updates):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AJPCORE_")}
+    env.update(env_updates)
+    out = subprocess.run(
+        [sys.executable, "-c", "import ajpcore; print(ajpcore.BACKEND)"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    return out.returncode, out.stdout.strip(), out.stderr
+
+
+def test_native_core_is_loaded_when_required():
+    if not REQUIRE_NATIVE:
+        pytest.skip("AJPCORE_REQUIRE_EXTENSIONS is not set")
+    import ajpcore._core_c  # noqa: F401
+
+    assert ajpcore.BACKEND == "c"
+    assert ajpcore.canonicalize is ajpcore._core_c.canonicalize
+
+
+@pytest.mark.parametrize("value", ["1", "true", "YES", "on"])
+def test_no_extensions_selects_pure(value):
+    code, backend, err = _backend_with({"AJPCORE_NO_EXTENSIONS": value})
+    assert code == 0, err
+    assert backend == "py"
+
+
+def test_default_prefers_native(twins):
+    code, backend, err = _backend_with({})
+    assert code == 0, err
+    assert backend == "c"
+
+
+def test_twins_expose_the_same_names(twins):
+    native, pure = twins
+    for name in PURE_NAMES:
+        assert hasattr(native, name) and hasattr(pure, name), name
+    assert native.MAX_DEPTH == pure.MAX_DEPTH
