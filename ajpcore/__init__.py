@@ -21,9 +21,16 @@ from .errors import (
     WeakKey,
 )
 
+# -- canonical JSON --
 canonicalize = _impl.canonicalize
 canonicalize_into = _impl.canonicalize_into
 MAX_DEPTH = _impl.MAX_DEPTH
+
+# -- strict decoding --
+
+# -- signatures and keys --
+
+# -- protocols (ajp, iatp, provenance, timestamps) are imported as submodules --
 
 __version__ = "0.1.0"
 

@@ -5,3 +5,9 @@ MAX_DEPTH: int
 
 def canonicalize(value: Any) -> bytes: ...
 def canonicalize_into(value: Any, write: Callable[[bytes], Any], *, chunk_size: int = 65536) -> int: ...
+
+# -- strict decoding --
+
+# -- streaming HMAC-SHA256 --
+
+# -- Ed25519 byte checks --

@@ -91,6 +91,15 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# -- decode-check --
+
+
+# -- keygen, sign, verify, fingerprint --
+
+
+# -- check, manifest --
+
+
 def _add_file(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", nargs="?", default="-", help="JSON document (default: standard input)")
 
@@ -106,6 +115,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("demo", help="run ajpcore's main job on the bundled example JobOffer")
     p.set_defaults(func=cmd_demo)
+
+    # decode-check parser
+
+    # keygen, sign, verify, fingerprint parsers
+
+    # check, manifest parsers
 
     return parser
 

@@ -7,6 +7,9 @@ the layers built on top (signing, envelopes) to that twin for the test.  Under
 
 import importlib
 import os
+import subprocess
+import sys
+import tempfile
 
 import pytest
 
@@ -42,3 +45,15 @@ def core(request, monkeypatch):
 def twins():
     """Both twins at once, for differential tests: (native, pure)."""
     return load_twin("c"), load_twin("py")
+
+
+def run_python(*args, stdin=b"", env=None):
+    """Run ``python *args`` as a user would: from a neutral directory, so the installed
+    ajpcore is imported, never the source tree in the current directory."""
+    return subprocess.run(
+        [sys.executable, *args],
+        input=stdin,
+        capture_output=True,
+        cwd=tempfile.gettempdir(),
+        env=env,
+    )

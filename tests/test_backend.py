@@ -1,13 +1,11 @@
 """The backend switch: one decision at import, honoured by env vars; native really loaded in CI."""
 
 import os
-import subprocess
-import sys
 
 import pytest
 
 import ajpcore
-from conftest import REQUIRE_NATIVE
+from conftest import REQUIRE_NATIVE, run_python
 
 PURE_NAMES = ["canonicalize", "canonicalize_into", "MAX_DEPTH"]
 
@@ -15,13 +13,8 @@ PURE_NAMES = ["canonicalize", "canonicalize_into", "MAX_DEPTH"]
 def _backend_with(env_updates):
     env = {k: v for k, v in os.environ.items() if not k.startswith("AJPCORE_")}
     env.update(env_updates)
-    out = subprocess.run(
-        [sys.executable, "-c", "import ajpcore; print(ajpcore.BACKEND)"],
-        env=env,
-        capture_output=True,
-        text=True,
-    )
-    return out.returncode, out.stdout.strip(), out.stderr
+    out = run_python("-c", "import ajpcore; print(ajpcore.BACKEND)", env=env)
+    return out.returncode, out.stdout.decode().strip(), out.stderr.decode()
 
 
 def test_native_core_is_loaded_when_required():

@@ -1,14 +1,14 @@
 """The ajpcore command, run as a user runs it."""
 
 import json
-import subprocess
-import sys
 
 import pytest
 
+from conftest import run_python
+
 
 def run(*args, stdin=b""):
-    return subprocess.run([sys.executable, "-m", "ajpcore", *args], input=stdin, capture_output=True)
+    return run_python("-m", "ajpcore", *args, stdin=stdin)
 
 
 def test_canonicalize_stdin():
