@@ -160,6 +160,12 @@ class SignerFinalized(AjpError, RuntimeError):
     code = "INTERNAL"
 
 
+# -- key errors --
+
+
+# -- protocol errors (AJP/IATP refusals) --
+
+
 def format_path(steps: Iterable[Union[str, int]]) -> str:
     """JSON path text of a sequence of keys (str) and indices (int): ``$.a[3]["b c"]``."""
     parts = ["$"]
