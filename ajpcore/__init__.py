@@ -30,6 +30,9 @@ MAX_DEPTH = _impl.MAX_DEPTH
 
 # -- signatures and keys --
 
+from .errors import KeyUsageError
+from .keys import Ed25519PrivateKey, Ed25519PublicKey
+
 # -- protocols (ajp, iatp, provenance, timestamps) are imported as submodules --
 
 __version__ = "0.1.0"
