@@ -301,12 +301,16 @@ def _ed25519_bytes(data: Any, what: str, error: type) -> bytes:
 
 
 def _ed25519_point_refusal(enc: bytes) -> int:
-    """0 if a 32-byte point encoding is admitted, 1 if y >= p, 2 if the point has small order."""
+    """0 if a 32-byte point encoding is admitted, 1 if y >= p, 2 if x = 0 with the sign
+    bit set, 3 if the point has small order."""
     y = int.from_bytes(enc, "little") & ((1 << 255) - 1)  # bit 255 is the sign of x
     if y >= _ED25519_P:
         return 1
     if y in _ED25519_SMALL_ORDER_Y:
-        return 2  # whatever the sign bit: x = 0 with the sign set is also refused here
+        # y = 1 and y = p - 1 are the two points with x = 0, which has no negative (RFC 8032 §5.1.3 step 4).
+        if enc[31] & 0x80 and (y == 1 or y == _ED25519_P - 1):
+            return 2
+        return 3
     return 0
 
 
@@ -324,6 +328,8 @@ def ed25519_check_public_key(raw: Any) -> None:
     if refusal == 1:
         raise WeakKey("Ed25519 public key is not canonically encoded (y >= p)")
     if refusal == 2:
+        raise WeakKey("Ed25519 public key is not canonically encoded (x = 0 with the sign bit set)")
+    if refusal == 3:
         raise WeakKey("Ed25519 public key has small order")
 
 
@@ -342,6 +348,8 @@ def ed25519_check_signature(sig: Any) -> None:
     if refusal == 1:
         raise BadSignature("Ed25519 signature R is not canonically encoded (y >= p)")
     if refusal == 2:
+        raise BadSignature("Ed25519 signature R is not canonically encoded (x = 0 with the sign bit set)")
+    if refusal == 3:
         raise BadSignature("Ed25519 signature R has small order")
     if int.from_bytes(sig[32:], "little") >= _ED25519_L:
         raise BadSignature("Ed25519 signature S is not reduced (S >= L)")

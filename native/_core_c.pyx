@@ -584,7 +584,8 @@ cdef inline bint _le_at_least(const unsigned char* a, const unsigned char* b) no
 
 
 cdef int _ed25519_point_refusal(const unsigned char* enc) noexcept:
-    """0 if a 32-byte point encoding is admitted, 1 if y >= p, 2 if the point has small order."""
+    """0 if a 32-byte point encoding is admitted, 1 if y >= p, 2 if x = 0 with the sign
+    bit set, 3 if the point has small order."""
     cdef unsigned char y[32]
     cdef const unsigned char* small = <const unsigned char*>PyBytes_AS_STRING(_ED25519_SMALL_ORDER_Y)
     cdef int k
@@ -594,7 +595,10 @@ cdef int _ed25519_point_refusal(const unsigned char* enc) noexcept:
         return 1
     for k in range(5):
         if memcmp(y, small + 32 * k, 32) == 0:
-            return 2  # whatever the sign bit: x = 0 with the sign set is also refused here
+            # y = 1 and y = p - 1 are the two points with x = 0, which has no negative (RFC 8032 §5.1.3 step 4).
+            if (enc[31] & 0x80) and (k == 1 or k == 2):
+                return 2
+            return 3
     return 0
 
 
@@ -612,6 +616,8 @@ def ed25519_check_public_key(raw):
     if refusal == 1:
         raise WeakKey("Ed25519 public key is not canonically encoded (y >= p)")
     if refusal == 2:
+        raise WeakKey("Ed25519 public key is not canonically encoded (x = 0 with the sign bit set)")
+    if refusal == 3:
         raise WeakKey("Ed25519 public key has small order")
 
 
@@ -631,6 +637,8 @@ def ed25519_check_signature(sig):
     if refusal == 1:
         raise BadSignature("Ed25519 signature R is not canonically encoded (y >= p)")
     if refusal == 2:
+        raise BadSignature("Ed25519 signature R is not canonically encoded (x = 0 with the sign bit set)")
+    if refusal == 3:
         raise BadSignature("Ed25519 signature R has small order")
     if _le_at_least(s + 32, <const unsigned char*>PyBytes_AS_STRING(_ED25519_L)):
         raise BadSignature("Ed25519 signature S is not reduced (S >= L)")
