@@ -177,6 +177,97 @@ __all__ += ["KeyUsageError"]
 # -- protocol errors (AJP/IATP refusals) --
 
 
+class SchemaError(AjpError, ValueError):
+    """A JSON Schema ajpcore cannot compile exactly (unknown keyword, unsupported regex...).
+
+    A programming error, never caused by a received message (HTTP 500).
+    """
+
+    status = 500
+    code = "INTERNAL"
+
+
+class TimestampError(AjpError, ValueError):
+    """A string is not a strict RFC 3339 timestamp, or its instant is out of range."""
+
+    code = "BAD_TIMESTAMP"
+
+
+class InvalidMessage(AjpError, ValueError):
+    """A well-formed envelope breaks an acceptance rule (HTTP 400).
+
+    ``.errors`` lists every rule broken, as the reference SDK words them
+    (``missing: task.type``, ``offer has expired``).
+    """
+
+    code = "INVALID_OFFER"
+    title = "Invalid JobOffer"
+
+    def __init__(self, errors: Sequence[str]) -> None:
+        self.errors = list(errors) or ["invalid message"]
+        super().__init__("; ".join(self.errors))
+
+    def error_body(self) -> dict:
+        return {"error": self.title, "code": self.code, "errors": list(self.errors)}
+
+    def __reduce__(self) -> Any:
+        return (type(self), (self.errors,))
+
+
+class ReplayedMessage(AjpError):
+    """This (sender, job_id) was already accepted and has not expired yet (HTTP 409 Conflict).
+
+    409 rather than 400: the offer itself is well formed and authentic; it
+    conflicts with the receiver's state, and a sender retrying after a lost
+    response learns its first delivery was received.
+    """
+
+    status = 409
+    code = "REPLAY"
+
+
+class BudgetRefused(AjpError):
+    """The offer's budget is not acceptable to the receiver (HTTP 402)."""
+
+    status = 402
+    code = "BUDGET_REFUSED"
+
+
+class TrustRefused(AjpError):
+    """The sender's identity or standing is not trusted (HTTP 403)."""
+
+    status = 403
+    code = "UNTRUSTED"
+
+
+class Busy(AjpError):
+    """The receiver cannot take the message now; retry after ``.retry_after`` seconds (HTTP 429)."""
+
+    status = 429
+    code = "BUSY"
+
+    def __init__(self, reason: str, retry_after: int = 1) -> None:
+        self.retry_after = int(retry_after)
+        super().__init__(reason)
+
+    def error_body(self) -> dict:
+        return {"error": str(self), "code": self.code, "retry_after": self.retry_after}
+
+    def __reduce__(self) -> Any:
+        return (type(self), (str(self), self.retry_after))
+
+
+__all__ += [
+    "SchemaError",
+    "TimestampError",
+    "InvalidMessage",
+    "ReplayedMessage",
+    "BudgetRefused",
+    "TrustRefused",
+    "Busy",
+]
+
+
 def format_path(steps: Iterable[Union[str, int]]) -> str:
     """JSON path text of a sequence of keys (str) and indices (int): ``$.a[3]["b c"]``."""
     parts = ["$"]

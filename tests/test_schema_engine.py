@@ -1,0 +1,350 @@
+"""The JSON Schema compiler (ajpcore._schema): differential against jsonschema, ECMA regexes, reasons."""
+
+import calendar
+import copy
+import re
+
+import jsonschema
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ajpcore.errors import SchemaError, ValidationError
+from ajpcore._schema import compile_schema, ecma_regex
+from vector_files import load_json
+
+# -- an independent RFC 3339 checker for jsonschema (its own needs a package not installed) --
+
+_DT = re.compile(
+    r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-](\d{2}):(\d{2}))\Z", re.ASCII
+)
+
+
+def reference_date_time(text):
+    if not isinstance(text, str):
+        return True
+    m = _DT.match(text)
+    if not m:
+        return False
+    y, mo, d, h, mi, s = (int(x) for x in m.groups()[:6])
+    if not (1 <= mo <= 12 and 1 <= d <= calendar.monthrange(y if y else 2000, mo)[1]):
+        return False
+    if h > 23 or mi > 59 or s > 60:
+        return False
+    off = 0
+    if m.group(8) not in ("Z", "z"):
+        oh, om = int(m.group(9)), int(m.group(10))
+        if oh > 23 or om > 59:
+            return False
+        off = (oh * 60 + om) * (1 if m.group(8)[0] == "+" else -1)
+    if s == 60:
+        return (h * 60 + mi - off) % 1440 == 23 * 60 + 59
+    return True
+
+
+FORMAT_CHECKER = jsonschema.FormatChecker()
+FORMAT_CHECKER.checks("date-time")(reference_date_time)
+
+
+def reference(schema):
+    cls = jsonschema.validators.validator_for(schema)
+    return cls(schema, format_checker=FORMAT_CHECKER)
+
+
+# -- values --
+
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**53) + 1, max_value=2**53 - 1),
+    st.sampled_from([0, 1, -1, 0.0, 1.0, -0.0, 1.5, 2.0, 1e300, -1e-7, 255, 256, 1000, 1001]),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=12),
+    st.sampled_from(["", "a", "1.0", "12.34", "1.2.3", "x@y.z", "2026-03-05T10:00:00Z", "2026-02-29T00:00:00Z",
+                     "2024-02-29T23:59:60Z", "2026-03-05T10:00:00.123+01:00", "2026-03-05 10:00:00Z",
+                     "sha256:" + "a" * 64, "ed25519:AAAA", "human", "agent", "full", "none", "ü", "🚀",
+                     "1.0\n", "٣.٤"]),
+)
+values = st.recursive(
+    scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.dictionaries(st.sampled_from(["a", "b", "c", "x1", "type", "level", "n", "s"]), inner, max_size=4),
+    ),
+    max_leaves=12,
+)
+
+KEYWORD_SCHEMAS = [
+    {"type": "integer"},
+    {"type": "number", "minimum": 0, "maximum": 1},
+    {"type": ["string", "null"]},
+    {"type": ["integer", "string"], "minimum": 5, "minLength": 2},
+    {"type": "integer", "exclusiveMinimum": 0, "exclusiveMaximum": 256},
+    {"minimum": 1.5},
+    {"type": "string", "minLength": 1, "maxLength": 3},
+    {"type": "string", "pattern": r"^\d+\.\d+$"},
+    {"pattern": "^(sha256:[a-f0-9]{64}|ed25519:[A-Za-z0-9+/=]+)$"},
+    {"type": "string", "format": "date-time"},
+    {"format": "date-time"},
+    {"enum": ["human", "agent", "orchestrator"]},
+    {"enum": [1, "1", None, True, [1], {"a": 1}]},
+    {"const": 1},
+    {"const": {"a": [1, 2.0]}},
+    {"type": "array", "items": {"type": "integer"}, "minItems": 1, "maxItems": 3},
+    {"uniqueItems": True},
+    {"prefixItems": [{"type": "string"}, {"type": "integer"}], "items": False},
+    {"type": "object", "required": ["a", "b"], "properties": {"a": {"type": "string"}}},
+    {"properties": {"a": {"type": "integer"}}, "additionalProperties": False},
+    {"properties": {"a": {"type": "integer"}}, "additionalProperties": {"type": "string"}},
+    {"patternProperties": {"^x": {"type": "integer"}}, "additionalProperties": {"type": "boolean"}},
+    {"propertyNames": {"maxLength": 1}, "minProperties": 1, "maxProperties": 2},
+    {"dependentRequired": {"a": ["b"]}},
+    {"anyOf": [{"type": "string"}, {"type": "integer", "minimum": 10}]},
+    {"oneOf": [{"type": "integer"}, {"type": "number", "minimum": 0}]},
+    {"allOf": [{"type": "number"}, {"maximum": 100}]},
+    {"not": {"type": "object"}},
+    {"if": {"properties": {"type": {"enum": ["agent"]}}}, "then": {"required": ["a"]}, "else": {"required": ["b"]}},
+    {"$defs": {"pos": {"type": "integer", "minimum": 0}}, "type": "array", "items": {"$ref": "#/$defs/pos"}},
+    {"$defs": {"node": {"type": "object", "properties": {"c": {"$ref": "#/$defs/node"}, "n": {"type": "integer"}}}},
+     "$ref": "#/$defs/node"},
+    {"$schema": "http://json-schema.org/draft-07/schema#", "items": [{"type": "string"}], "additionalItems": {"type": "integer"}},
+    {"$schema": "http://json-schema.org/draft-07/schema#", "definitions": {"s": {"type": "string"}},
+     "properties": {"a": {"$ref": "#/definitions/s"}}},
+    True,
+    False,
+]
+
+
+@pytest.mark.parametrize("schema", KEYWORD_SCHEMAS, ids=[str(i) for i in range(len(KEYWORD_SCHEMAS))])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(value=values)
+def test_keyword_agrees_with_jsonschema(schema, value):
+    compiled = compile_schema(schema)
+    expected = reference(schema).is_valid(value)
+    assert compiled.is_valid(value) == expected
+    problems = compiled.errors(value)
+    assert bool(problems) == (not expected)
+    for path, reason in problems:
+        assert path.startswith("$") and reason
+
+
+# -- the published schemas, on mutations of their valid documents --
+
+IATP = load_json("iatp", "iatp-capability-manifest.schema.json")
+AJP_01 = load_json("ajp", "ajp-schema-job-offer-0.1.json")
+AJP_MESSAGES = load_json("ajp", "ajp-spec-messages.json")
+
+
+def _paths(doc, prefix=()):
+    yield prefix
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            yield from _paths(v, prefix + (k,))
+    elif isinstance(doc, list):
+        for i, v in enumerate(doc):
+            yield from _paths(v, prefix + (i,))
+
+
+@st.composite
+def mutated(draw, base):
+    doc = copy.deepcopy(base)
+    for _ in range(draw(st.integers(0, 3))):
+        paths = [p for p in _paths(doc) if p]
+        if not paths:
+            break
+        path = draw(st.sampled_from(paths))
+        parent = doc
+        for step in path[:-1]:
+            parent = parent[step]
+        action = draw(st.sampled_from(["delete", "replace", "add"]))
+        if action == "delete":
+            del parent[path[-1]]
+        elif action == "replace":
+            parent[path[-1]] = draw(values)
+        elif isinstance(parent[path[-1]], dict):
+            parent[path[-1]][draw(st.sampled_from(["extra", "level", "type", "x"]))] = draw(values)
+    return doc
+
+
+def _iatp_base():
+    return IATP["examples"][0]
+
+
+def _ajp_base():
+    offer = copy.deepcopy(AJP_MESSAGES["JobOffer"])
+    del offer["from"]["declaration_url"]
+    offer["signature"] = "sha256:" + "ab" * 32
+    return offer
+
+
+@settings(max_examples=300, deadline=None)
+@given(doc=mutated(_iatp_base()))
+def test_iatp_schema_agrees_with_jsonschema(doc):
+    # The published schema's uri, uri-reference and email formats are annotations for jsonschema
+    # without extra packages; this test compares structure and date-time, the formats it checks.
+    formats = {"uri": None, "uri-reference": None, "email": None}
+    compiled = compile_schema(IATP, formats=formats)
+    assert compiled.is_valid(doc) == reference(IATP).is_valid(doc)
+
+
+@settings(max_examples=300, deadline=None)
+@given(doc=mutated(_ajp_base()))
+def test_ajp_01_schema_agrees_with_jsonschema(doc):
+    compiled = compile_schema(AJP_01, formats={"uri": None})
+    assert compiled.is_valid(doc) == reference(AJP_01).is_valid(doc)
+
+
+def test_published_examples_are_valid():
+    assert compile_schema(IATP).errors(IATP["examples"][0]) == []
+    assert compile_schema(AJP_01).errors(_ajp_base()) == []
+
+
+# -- reasons and paths --
+
+
+def test_every_problem_is_reported_with_its_path():
+    doc = copy.deepcopy(IATP["examples"][0])
+    del doc["protocol_version"]
+    doc["identity"]["agent_id"] = 5
+    doc["trust_level"] = "friend"
+    doc["capabilities"]["sla_availability"] = "high"
+    doc["capabilities"]["concurrency_limit"] = 0
+    doc["updated_at"] = "2026-01-23"
+    compiled = compile_schema(IATP)
+    problems = dict(compiled.errors(doc))
+    assert problems["$"] == "Object missing required field `protocol_version`"
+    assert problems["$.identity.agent_id"] == "Expected `str`, got `int`"
+    assert problems["$.capabilities.sla_availability"] == "Expected `number`, got `str`"
+    assert problems["$.capabilities.concurrency_limit"] == "Expected `int` >= 1"
+    assert problems["$.trust_level"].startswith('Invalid enum value "friend"')
+    assert problems["$.updated_at"] == "Invalid RFC 3339 date-time"
+    with pytest.raises(ValidationError) as info:
+        compiled.validate(doc)
+    assert len(info.value.errors) == len(problems)
+    assert "Expected `number`, got `str` - at `$.capabilities.sla_availability`" in str(info.value).splitlines()
+
+
+def test_paths_quote_odd_keys_and_index_arrays():
+    schema = {"properties": {"a b": {"type": "array", "items": {"type": "integer"}}}}
+    assert compile_schema(schema).errors({"a b": [1, "x"]}) == [('$["a b"][1]', "Expected `int`, got `str`")]
+
+
+def test_unknown_field_is_named_at_its_object():
+    schema = {"properties": {"a": {}}, "additionalProperties": False}
+    assert compile_schema(schema).errors({"a": 1, "zz": 2}) == [("$", "Object contains unknown field `zz`")]
+
+
+def test_union_type_reason():
+    assert compile_schema({"type": ["string", "null"]}).errors(3) == [("$", "Expected `str | null`, got `int`")]
+
+
+def test_integer_is_a_json_number_without_fraction():
+    compiled = compile_schema({"type": "integer", "minimum": 0})
+    assert compiled.is_valid(1.0) and compiled.is_valid(3)
+    assert not compiled.is_valid(1.5) and not compiled.is_valid(True) and not compiled.is_valid(-1.0)
+
+
+def test_length_counts_code_points():
+    compiled = compile_schema({"maxLength": 1})
+    assert compiled.is_valid("🚀") and not compiled.is_valid("ab")
+
+
+def test_subclasses_read_as_their_json_kind():
+    from collections import OrderedDict
+
+    compiled = compile_schema({"type": "object", "required": ["a"], "properties": {"a": {"type": "integer"}}})
+    assert compiled.is_valid(OrderedDict(a=1))
+    assert compiled.errors(OrderedDict(a="x")) == [("$.a", "Expected `int`, got `str`")]
+    assert compiled.errors((1,)) == [("$", "Expected `object`, got `tuple`")]
+
+
+# -- refusals at compile time --
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"multipleOf": 2},
+        {"contains": {}},
+        {"unevaluatedProperties": False},
+        {"typo": 1},
+        {"format": "hostname-ish"},
+        {"type": "text"},
+        {"$ref": "https://example.com/s"},
+        {"$ref": "#/$defs/missing"},
+        {"pattern": "(a)\\1"},
+        {"pattern": "\\p{L}"},
+        {"pattern": "[]"},
+        {"pattern": "\\u{1F600}"},
+        {"items": [{}]},
+        {"$schema": "http://json-schema.org/draft-04/schema#"},
+        {"$schema": "http://json-schema.org/draft-07/schema#", "$ref": "#", "type": "string"},
+        {"properties": {"a": {"minLength": -1}}},
+    ],
+)
+def test_unsupported_schema_is_refused(schema):
+    with pytest.raises(SchemaError):
+        compile_schema(schema)
+
+
+def test_formats_can_be_made_annotations_explicitly():
+    assert not compile_schema({"format": "uri"}).is_valid("not a uri")
+    assert compile_schema({"format": "uri"}, formats={"uri": None}).is_valid("not a uri")
+    assert compile_schema({"format": "slug"}, formats={"slug": str.isidentifier}).errors("a b") == [("$", "Invalid `slug`")]
+
+
+@pytest.mark.parametrize(
+    "fmt, good, bad",
+    [
+        ("uri", ["https://a.example/x?y=1#z", "urn:isbn:0451450523", "mailto:a@b.c", "http://[::1]:80/"],
+         ["", "/relative", "no scheme", "http://a b", "http://x/%zz", "1http://x"]),
+        ("uri-reference", ["/jobs/1/result", "", "../a?b#c", "https://x.example/"],
+         ["POST /compensate/{id}", "a b", "%zz", "x:y z"]),
+        ("email", ["security@expedia.com", "a.b+c@d-e.example", "x@[127.0.0.1]"],
+         ["", "@x", "x@", "a..b@c", "a b@c.d", "x@-a.com", "x@y@z"]),
+        ("date-time", ["2026-03-05T10:00:00Z", "2026-03-05t10:00:00.5z", "2024-02-29T00:00:00+14:00",
+                       "2016-12-31T23:59:60Z", "2016-12-31T15:59:60-08:00"],
+         ["2026-03-05T10:00:00", "2026-03-05 10:00:00Z", "2025-02-29T00:00:00Z", "2026-03-05T24:00:00Z",
+          "2026-03-05T10:00:60Z", "2026-03-05T10:00:00+0100", "2026-03-05T10:00:00.Z", "2026-03-05T10:00Z",
+          "2026-13-01T00:00:00Z", "2026-03-05T10:00:00+24:00", "２０26-03-05T10:00:00Z"]),
+    ],
+)
+def test_format_checkers(fmt, good, bad):
+    compiled = compile_schema({"format": fmt})
+    for text in good:
+        assert compiled.is_valid(text), text
+    for text in bad:
+        assert not compiled.is_valid(text), text
+    assert compiled.is_valid(12)  # formats constrain strings only
+
+
+# -- ECMA-262 regexes read as ECMAScript reads them --
+
+
+@pytest.mark.parametrize(
+    "pattern, text, matches",
+    [
+        (r"^\d+$", "123\n", False),  # Python's $ would match before a final newline
+        (r"^\d+$", "١٢٣", False),  # \d is ASCII in ECMAScript
+        (r"^\w+$", "é", False),
+        (r"^\s$", "\u00a0", True),  # \s is Unicode white space in ECMAScript
+        (r"^\s$", "\ufeff", True),
+        (r"^.$", "\r", False),
+        (r"^.$", "\u2028", False),
+        (r"^.$", "é", True),
+        (r"^a{,2}$", "a{,2}", True),  # not a quantifier: literal (Annex B)
+        (r"^a{2}$", "aa", True),
+        (r"^[\d-z]+$", "1-z", True),
+        (r"^[\d-z]+$", "5", True),
+        (r"^[\d-z]+$", "m", False),
+        (r"^(?<v>\d)\.x$", "1.x", True),
+        (r"\bab", "ab", True),
+        (r"^a\b", "aé", True),  # é is no word character in ECMAScript
+        (r"^[^\s]+$", "a\u3000", False),
+        (r"^\x41\u00e9$", "Aé", True),
+        (r"^[a-c-e]+$", "-e", True),
+        (r"^[a-c-e]+$", "d", False),
+    ],
+)
+def test_ecma_regex_semantics(pattern, text, matches):
+    assert (ecma_regex(pattern).search(text) is not None) == matches
