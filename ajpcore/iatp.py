@@ -1107,28 +1107,43 @@ def sign_manifest(manifest: Union[CapabilityManifest, Mapping[str, Any]], privat
     return typed.with_signature(_ED25519_PREFIX + base64.b64encode(raw).decode("ascii"))
 
 
-def verify_manifest(manifest: Union[CapabilityManifest, Mapping[str, Any]], *, backend: Optional[str] = None) -> None:
+def verify_manifest(
+    manifest: Union[CapabilityManifest, Mapping[str, Any]],
+    *,
+    public_key: Any = None,
+    backend: Optional[str] = None,
+) -> None:
     """Check a manifest's ``signature`` against its own ``identity.verification_key``.
 
-    The key is parsed only now, with the strict Ed25519 policy; a key that is
-    absent or unusable (malformed, non-canonical, small order) refuses the
-    signature with ``BadSignature`` naming why.  ``backend``: ``None`` /
-    ``"cryptography"`` or ``"pynacl"`` (same verdict).  Returns ``None`` when
-    the signature holds; raises ``MalformedSignature`` (missing or not
-    ``ed25519:`` + 88 canonical base64 characters), ``UnsupportedScheme``
-    (another scheme) or ``BadSignature``.  Note that a valid signature proves
-    only that the holder of the claimed key wrote the manifest: whether that key
-    belongs to ``identity.owner`` is for the caller to establish.
+    The claimed key is parsed only now, with the strict Ed25519 policy; a key
+    that is absent or unusable (malformed, non-canonical, small order) refuses
+    the signature with ``BadSignature`` naming why.  A valid signature proves
+    only that the holder of the claimed key wrote the manifest; to bind the
+    manifest to a key you already trust, pass it as ``public_key`` (an
+    ``Ed25519PublicKey`` or any text form it reads): the claimed key must then
+    be that key.  ``backend``: ``None`` / ``"cryptography"`` or ``"pynacl"``
+    (same verdict).  A dict is validated first (``ValidationError``).
+
+    Returns ``None`` when the signature holds; raises ``MalformedSignature``
+    (missing, or not ``ed25519:`` + 88 canonical base64 characters),
+    ``UnsupportedScheme`` (another scheme) or ``BadSignature``; a ``public_key``
+    that is not a usable key raises ``KeyFormatError``.
     """
     from .keys import Ed25519PublicKey
 
     typed = manifest if isinstance(manifest, CapabilityManifest) else CapabilityManifest.from_dict(manifest)
     raw = _parse_manifest_signature(typed.signature)
+    pinned = None
+    if public_key is not None:
+        pinned = public_key if isinstance(public_key, Ed25519PublicKey) else Ed25519PublicKey.from_string(public_key)
     claimed = typed.identity.verification_key
+    where = " - at `$.identity.verification_key`"
     if claimed is None:
-        raise BadSignature("Manifest names no key to check its signature with - at `$.identity.verification_key`")
+        raise BadSignature("The manifest names no key to check its signature with" + where)
     try:
         key = Ed25519PublicKey.from_string(claimed)
     except KeyFormatError as exc:
-        raise BadSignature(f"`identity.verification_key` is not a usable Ed25519 key ({exc}) - at `$.identity.verification_key`") from exc
+        raise BadSignature(f"`identity.verification_key` is not a usable Ed25519 key: {exc}{where}") from exc
+    if pinned is not None and pinned != key:
+        raise BadSignature("`identity.verification_key` is not the expected public key" + where)
     key.verify(raw, manifest_signing_bytes(typed), backend=backend)
