@@ -271,6 +271,105 @@ def _add_check_parser(sub) -> None:
     p.set_defaults(func=cmd_check)
 
 
+def _manifest_from(data: bytes):
+    from .iatp import CapabilityManifest
+
+    return CapabilityManifest.from_dict(_load_json(data))
+
+
+def _pinned_key(args: argparse.Namespace):
+    """``--public-key`` parsed up front, so a bad key is a usage error (exit 2)."""
+    from .errors import KeyFormatError
+    from .keys import Ed25519PublicKey
+
+    if getattr(args, "public_key", None) is None:
+        return None
+    try:
+        return Ed25519PublicKey.from_string(args.public_key)
+    except KeyFormatError as exc:
+        raise CliError(f"--public-key: {exc}") from None
+
+
+def _check_manifest(data: bytes, args: argparse.Namespace) -> List[str]:
+    from .iatp import spec_warnings, trust_score, verify_manifest
+
+    if args.secret_env is not None:
+        raise CliError("manifests are signed with Ed25519: use --public-key, not --secret-env")
+    pinned = _pinned_key(args)
+    manifest = _manifest_from(data)
+    score = trust_score(manifest)
+    identity = manifest.identity
+    lines = [
+        f"valid IATP capability manifest: agent `{identity.agent_id}` of `{identity.owner}`,"
+        f" trust_level `{manifest.trust_level.value}`, protocol {manifest.protocol_version}",
+        f"trust score {score.score}/10: {score.decision} ("
+        + ", ".join(f"{label} {points:+d}" for label, points in score.terms)
+        + ")",
+    ]
+    lines += [f"warning: {message} - at `{path}`" for path, message in spec_warnings(manifest)]
+    if pinned is not None:
+        verify_manifest(manifest, public_key=pinned)
+        lines.append(f"signature: valid, by the pinned key (fingerprint {pinned.fingerprint})")
+    elif manifest.signature is not None:
+        lines.append("signature: present, not verified (give --public-key KEY to verify it)")
+    else:
+        lines.append("signature: none")
+    return lines
+
+
+register_check("manifest", "IATP capability manifest", _check_manifest)
+
+
+def _print_problems(exc) -> int:
+    for path, reason in exc.errors:
+        print(f"{reason} - at `{path}`", file=sys.stderr)
+    return EXIT_INVALID
+
+
+def cmd_manifest_sign(args: argparse.Namespace) -> int:
+    from .errors import ValidationError
+    from .iatp import sign_manifest
+
+    key = _private_key_from_file(args.key)
+    try:
+        manifest = _manifest_from(_read_input(args.file))
+    except ValidationError as exc:
+        return _print_problems(exc)
+    _write(sign_manifest(manifest, key).to_json())
+    return EXIT_OK
+
+
+def cmd_manifest_verify(args: argparse.Namespace) -> int:
+    from .errors import SignatureError, ValidationError
+    from .iatp import verify_manifest
+
+    pinned = _pinned_key(args)
+    try:
+        manifest = _manifest_from(_read_input(args.file))
+        verify_manifest(manifest, public_key=pinned)
+    except ValidationError as exc:
+        return _print_problems(exc)
+    except SignatureError as exc:
+        print(f"ajpcore manifest verify: invalid: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    how = "the pinned key" if pinned is not None else "its claimed key"
+    _write(f"valid: ed25519 manifest signature by {how} {manifest.identity.verification_key}\n".encode())
+    return EXIT_OK
+
+
+def _add_manifest_parser(sub) -> None:
+    p = sub.add_parser("manifest", help="sign or verify an IATP capability manifest (ajpcore's iatp-manifest-v1 signature)")
+    actions = p.add_subparsers(dest="action", required=True)
+    q = actions.add_parser("sign", help="print the canonical manifest with its `signature` set")
+    _add_file(q)
+    q.add_argument("--key", metavar="FILE", required=True, help="Ed25519 private key file (base64 PKCS#8); must match identity.verification_key")
+    q.set_defaults(func=cmd_manifest_sign)
+    q = actions.add_parser("verify", help="check the signature against identity.verification_key: exit 0 valid, 1 invalid, 2 malformed")
+    _add_file(q)
+    q.add_argument("--public-key", metavar="KEY", help="also require the claimed key to be this one (base64 SPKI DER or ed25519:<base64|hex>)")
+    q.set_defaults(func=cmd_manifest_verify)
+
+
 def _add_file(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", nargs="?", default="-", help="JSON document (default: standard input)")
 
@@ -307,6 +406,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     # check, manifest parsers
     _add_check_parser(sub)
+    _add_manifest_parser(sub)
 
     return parser
 

@@ -1100,8 +1100,13 @@ def sign_manifest(manifest: Union[CapabilityManifest, Mapping[str, Any]], privat
             "Manifest names no `identity.verification_key`; set it to "
             f"`{public.to_string(form='ed25519')}` - at `$.identity.verification_key`"
         )
-    claimed_key = Ed25519PublicKey.from_string(claimed)
-    if claimed_key.fingerprint != public.fingerprint:
+    try:
+        claimed_key = Ed25519PublicKey.from_string(claimed)
+    except KeyFormatError as exc:
+        raise type(exc)(
+            f"`identity.verification_key` is not a usable Ed25519 key: {exc} - at `$.identity.verification_key`"
+        ) from None
+    if claimed_key != public:
         raise KeyFormatError("Private key does not match `identity.verification_key` - at `$.identity.verification_key`")
     raw = private_key.sign(manifest_signing_bytes(typed))
     return typed.with_signature(_ED25519_PREFIX + base64.b64encode(raw).decode("ascii"))
