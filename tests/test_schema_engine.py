@@ -122,6 +122,7 @@ def test_keyword_agrees_with_jsonschema(schema, value):
     compiled = compile_schema(schema)
     expected = reference(schema).is_valid(value)
     assert compiled.is_valid(value) == expected
+    assert compile_schema(schema, generate=False).is_valid(value) == expected
     problems = compiled.errors(value)
     assert bool(problems) == (not expected)
     for path, reason in problems:
@@ -184,14 +185,20 @@ def test_iatp_schema_agrees_with_jsonschema(doc):
     # without extra packages; this test compares structure and date-time, the formats it checks.
     formats = {"uri": None, "uri-reference": None, "email": None}
     compiled = compile_schema(IATP, formats=formats)
-    assert compiled.is_valid(doc) == reference(IATP).is_valid(doc)
+    expected = reference(IATP).is_valid(doc)
+    assert compiled.is_valid(doc) == expected
+    assert compile_schema(IATP, formats=formats, generate=False).is_valid(doc) == expected
+    assert (compiled.errors(doc) == []) == expected
 
 
 @settings(max_examples=300, deadline=None)
 @given(doc=mutated(_ajp_base()))
 def test_ajp_01_schema_agrees_with_jsonschema(doc):
     compiled = compile_schema(AJP_01, formats={"uri": None})
-    assert compiled.is_valid(doc) == reference(AJP_01).is_valid(doc)
+    expected = reference(AJP_01).is_valid(doc)
+    assert compiled.is_valid(doc) == expected
+    assert compile_schema(AJP_01, formats={"uri": None}, generate=False).is_valid(doc) == expected
+    assert (compiled.errors(doc) == []) == expected
 
 
 def test_published_examples_are_valid():
