@@ -32,7 +32,7 @@ from .errors import (
 
 __all__ = ["SIGN_CHUNK_SIZE", "signing_bytes", "sign", "verify"]
 
-SIGN_CHUNK_SIZE = 65536
+SIGN_CHUNK_SIZE = 16384
 """Size of the canonical-JSON chunks streamed into the HMAC (the extra memory of signing)."""
 
 _SHA256_SIGNATURE = re.compile(r"sha256:([0-9a-f]{64})")
