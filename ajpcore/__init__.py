@@ -34,6 +34,9 @@ clear_hmac_cache = _impl.clear_hmac_cache
 from .signing import sign, signing_bytes, verify  # noqa: E402  (needs the core above)
 
 
+from .errors import KeyUsageError
+from .keys import Ed25519PrivateKey, Ed25519PublicKey
+
 # -- protocols (ajp, iatp, provenance, timestamps) are imported as submodules --
 
 __version__ = "0.1.0"
