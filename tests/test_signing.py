@@ -14,6 +14,7 @@ from ajpcore import (
     BadSignature,
     EncodeError,
     KeyFormatError,
+    KeyUsageError,
     LegacySignature,
     MalformedSignature,
     SignatureError,
@@ -109,22 +110,25 @@ def refusal(func, *args, **kwargs):
 
 
 @pytest.mark.parametrize(
-    "call",
+    "call, kind",
     [
-        lambda: sign(BODY),
-        lambda: sign(BODY, secret=SECRET, private_key="k"),
-        lambda: verify(BODY),
-        lambda: verify(BODY, secret=SECRET, public_key="k"),
-        lambda: sign(BODY, secret=""),
-        lambda: sign(BODY, secret=b""),
-        lambda: verify(signed(BODY, secret=SECRET), secret=""),
-        lambda: sign(BODY, secret=12345),
-        lambda: verify(signed(BODY, secret=SECRET), secret=["k"]),
-        lambda: sign(BODY, private_key=12345),
-        lambda: sign(BODY, secret="lone \ud800 surrogate"),
+        (lambda: sign(BODY), KeyUsageError),
+        (lambda: sign(BODY, secret=SECRET, private_key="k"), KeyUsageError),
+        (lambda: verify(BODY), KeyUsageError),
+        (lambda: verify(BODY, secret=SECRET, public_key="k"), KeyUsageError),
+        (lambda: sign(BODY, secret=12345), KeyUsageError),
+        (lambda: verify(signed(BODY, secret=SECRET), secret=["k"]), KeyUsageError),
+        (lambda: sign(BODY, private_key=12345), KeyUsageError),
+        (lambda: verify(dict(BODY, signature="ed25519:" + B64), public_key=b"raw bytes, not a key"), KeyUsageError),
+        (lambda: verify(signed(BODY, secret=SECRET), secret=SECRET, backend="openssl"), KeyUsageError),
+        (lambda: sign(BODY, secret=""), KeyFormatError),
+        (lambda: sign(BODY, secret=b""), KeyFormatError),
+        (lambda: verify(signed(BODY, secret=SECRET), secret=""), KeyFormatError),
+        (lambda: sign(BODY, secret="lone \ud800 surrogate"), KeyFormatError),
+        (lambda: sign(BODY, private_key="not a key"), KeyFormatError),
     ],
 )
-def test_key_arguments_are_checked(twins, monkeypatch, call):
+def test_key_arguments_are_checked(twins, monkeypatch, call, kind):
     import ajpcore._core as _core
 
     results = []
@@ -132,7 +136,7 @@ def test_key_arguments_are_checked(twins, monkeypatch, call):
         monkeypatch.setattr(_core, "impl", twin)
         results.append(refusal(call))
     assert results[0] == results[1]
-    assert results[0][0] is KeyFormatError and issubclass(KeyFormatError, ValueError)
+    assert results[0][0] is kind and issubclass(kind, ValueError)
 
 
 @pytest.mark.parametrize("body", [[1, 2], "text", None, 5])
