@@ -30,6 +30,13 @@ MAX_DEPTH = _impl.MAX_DEPTH
 decode = _impl.decode
 
 # -- signatures and keys --
+HmacSigner = _impl.HmacSigner
+clear_hmac_cache = _impl.clear_hmac_cache
+from .signing import sign, signing_bytes, verify  # noqa: E402  (needs the core above)
+
+
+from .errors import KeyUsageError
+from .keys import Ed25519PrivateKey, Ed25519PublicKey
 
 # -- protocols (ajp, iatp, provenance, timestamps) are imported as submodules --
 
@@ -53,4 +60,9 @@ __all__ = [
     "KeyFormatError",
     "WeakKey",
     "SignerFinalized",
+    "HmacSigner",
+    "clear_hmac_cache",
+    "signing_bytes",
+    "sign",
+    "verify",
 ]

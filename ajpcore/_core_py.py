@@ -745,7 +745,226 @@ def decode(data: Any, *, max_depth: int = MAX_DEPTH, allow_duplicate_keys: bool 
 # Streaming HMAC-SHA256 (RFC 2104 over OpenSSL's SHA-256 from hashlib)
 # ---------------------------------------------------------------------------
 
+import threading as _threading
+from hashlib import sha256 as _sha256
+from hmac import compare_digest as _compare_digest
+
+from .errors import BadSignature, KeyFormatError, KeyUsageError, SignerFinalized
+
+# The keyed states of recently used secrets, so a server that checks many
+# messages under one secret pays the RFC 2104 key schedule once.  Caching keeps
+# secret-equivalent material (the secret itself, as the dict key, and its two
+# keyed SHA-256 states) alive after the caller drops it; the caller's process
+# already holds that secret, and Python can never wipe an immutable ``bytes``
+# or ``str`` anyway, so the cache changes how long, not whether, it is in
+# memory.  It is bounded (HMAC_CACHE_SIZE secrets, oldest evicted first) and
+# ``clear_hmac_cache()`` empties it, e.g. after rotating a secret.
+HMAC_CACHE_SIZE = 32
+"""How many secrets ``HmacSigner`` keeps keyed SHA-256 states for (oldest evicted first)."""
+
+_HMAC_BLOCK = 64  # SHA-256 block size in bytes (RFC 2104 §2: B)
+_HMAC_TAG_SIZE = 32
+_IPAD = bytes(x ^ 0x36 for x in range(256))
+_OPAD = bytes(x ^ 0x5C for x in range(256))
+_hmac_cache: dict = {}
+_hmac_cache_lock = _threading.Lock()
+
+
+def _hmac_keyed_states(secret: Any) -> tuple:
+    """The (inner, outer) SHA-256 states keyed with ``secret``, from the cache when present."""
+    t = type(secret)
+    if t is str or t is bytes:
+        states = _hmac_cache.get(secret)
+        if states is not None:
+            return states
+        cache_key = secret
+        key = secret if t is bytes else _utf8_secret(secret)
+    elif isinstance(secret, str):
+        # A subclass may redefine hashing and equality: key the cache by plain bytes.
+        key = cache_key = _utf8_secret(str.__str__(secret))
+    elif isinstance(secret, (bytes, bytearray, memoryview)):
+        key = cache_key = bytes(secret)
+    else:
+        raise KeyUsageError(f"HMAC secret must be `bytes` or `str`, got `{_type_name(secret)}`")
+    if cache_key is not secret:
+        states = _hmac_cache.get(cache_key)
+        if states is not None:
+            return states
+    # RFC 2104 §2: a key longer than the block is hashed first, then zero-padded to B bytes.
+    if len(key) > _HMAC_BLOCK:
+        key = _sha256(key).digest()
+    key = key.ljust(_HMAC_BLOCK, b"\0")
+    states = (_sha256(key.translate(_IPAD)), _sha256(key.translate(_OPAD)))
+    with _hmac_cache_lock:
+        if len(_hmac_cache) >= HMAC_CACHE_SIZE:
+            del _hmac_cache[next(iter(_hmac_cache))]
+        _hmac_cache[cache_key] = states
+    return states
+
+
+def _utf8_secret(secret: str) -> bytes:
+    try:
+        return secret.encode("utf-8")
+    except UnicodeEncodeError:
+        raise KeyFormatError("HMAC secret contains a lone surrogate (not UTF-8 encodable)") from None
+
+
+def clear_hmac_cache() -> None:
+    """Forget every cached keyed HMAC state (and the secrets they are keyed by)."""
+    with _hmac_cache_lock:
+        _hmac_cache.clear()
+
+
+class HmacSigner:
+    """Streaming HMAC-SHA256 (RFC 2104) over OpenSSL's SHA-256 from ``hashlib``.
+
+    ``HmacSigner(secret)`` with ``secret`` as ``bytes`` (also bytearray or
+    memoryview) or ``str`` (UTF-8) of any length; ``update(data)`` feeds bytes;
+    ``finalize()`` returns the 32-byte tag (the same bytes as
+    ``hmac.digest(secret, message, "sha256")``); ``hexdigest()`` its lowercase
+    hex; ``verify(tag)`` compares in constant time and raises ``BadSignature``
+    on a mismatch or a tag that is not exactly 32 bytes (truncated tags are
+    refused).  After ``finalize``, ``hexdigest`` or ``verify`` the signer is
+    spent: any further call raises ``SignerFinalized`` (``copy()`` first to
+    continue a stream).  A secret of another type raises ``KeyUsageError``; a
+    ``str`` secret that is not UTF-8 encodable (lone surrogate) ``KeyFormatError``.
+    """
+
+    __slots__ = ("_inner", "_outer", "_done")
+
+    def __init__(self, secret: Any) -> None:
+        inner, outer = _hmac_keyed_states(secret)
+        self._inner = inner.copy()
+        self._outer = outer
+        self._done = False
+
+    def _spent(self) -> None:
+        raise SignerFinalized("HmacSigner is finalized; call copy() before finalize() to continue a stream")
+
+    def update(self, data: Any) -> None:
+        """Feed ``data`` (bytes-like) to the MAC."""
+        if self._done:
+            self._spent()
+        self._inner.update(data)
+
+    def copy(self) -> "HmacSigner":
+        """An independent signer that has seen the same bytes."""
+        if self._done:
+            self._spent()
+        other = HmacSigner.__new__(HmacSigner)
+        other._inner = self._inner.copy()
+        other._outer = self._outer
+        other._done = False
+        return other
+
+    def finalize(self) -> bytes:
+        """The 32-byte HMAC-SHA256 tag of everything fed so far; spends the signer."""
+        if self._done:
+            self._spent()
+        self._done = True
+        outer = self._outer.copy()
+        outer.update(self._inner.digest())
+        self._inner = None
+        return outer.digest()
+
+    def hexdigest(self) -> str:
+        """``finalize()`` as 64 lowercase hex digits; spends the signer."""
+        return self.finalize().hex()
+
+    def verify(self, tag: Any) -> None:
+        """Check ``tag`` (32 bytes) against the MAC in constant time; spends the signer.
+
+        Raises BadSignature on a mismatch or when ``tag`` is not exactly 32 bytes.
+        """
+        mac = self.finalize()
+        if not isinstance(tag, (bytes, bytearray, memoryview)):
+            raise BadSignature(f"HMAC-SHA256 tag must be bytes, got `{_type_name(tag)}`")
+        tag = bytes(tag)
+        if len(tag) != _HMAC_TAG_SIZE:
+            raise BadSignature(f"HMAC-SHA256 tag must be {_HMAC_TAG_SIZE} bytes, got {len(tag)} (truncated tags are refused)")
+        if not _compare_digest(mac, tag):
+            raise BadSignature("HMAC-SHA256 tag does not match")
+
 
 # ---------------------------------------------------------------------------
 # Ed25519 byte-level checks (RFC 8032 encodings; strict policy)
 # ---------------------------------------------------------------------------
+
+from .errors import BadSignature, KeyFormatError, MalformedSignature, WeakKey  # noqa: E402
+
+_ED25519_P = 2**255 - 19
+_ED25519_L = 2**252 + 27742317777372353535851937790883648493
+# y-coordinates (< p) of the 8 points of order 1, 2, 4 and 8: any point with one of
+# these y is of small order whatever its sign bit (libsodium's blocklist, RFC 8032 §5.1.3).
+_ED25519_SMALL_ORDER_Y = frozenset(
+    (
+        0,
+        1,
+        _ED25519_P - 1,
+        0x05FC536D880238B13933C6D305ACDFD5F098EFF289F4C345B027B2C28F95E826,
+        0x7A03AC9277FDC74EC6CC392CFA53202A0F67100D760B3CBA4FD84D3D706A17C7,
+    )
+)
+
+
+def _ed25519_bytes(data: Any, what: str, error: type) -> bytes:
+    if type(data) is bytes:
+        return data
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        return bytes(data)
+    raise error(f"{what} must be bytes, got `{type(data).__name__}`")
+
+
+def _ed25519_point_refusal(enc: bytes) -> int:
+    """0 if a 32-byte point encoding is admitted, 1 if y >= p, 2 if x = 0 with the sign
+    bit set, 3 if the point has small order."""
+    y = int.from_bytes(enc, "little") & ((1 << 255) - 1)  # bit 255 is the sign of x
+    if y >= _ED25519_P:
+        return 1
+    if y in _ED25519_SMALL_ORDER_Y:
+        # y = 1 and y = p - 1 are the two points with x = 0, which has no negative (RFC 8032 §5.1.3 step 4).
+        if enc[31] & 0x80 and (y == 1 or y == _ED25519_P - 1):
+            return 2
+        return 3
+    return 0
+
+
+def ed25519_check_public_key(raw: Any) -> None:
+    """Refuse an Ed25519 public key encoding the strict policy does not admit.
+
+    ``raw`` is the 32-byte RFC 8032 encoding (bytes-like).  Raises
+    ``KeyFormatError`` for another type or length, ``WeakKey`` when y >= p
+    (non-canonical) or the point has small order (order 1, 2, 4 or 8).
+    """
+    raw = _ed25519_bytes(raw, "Ed25519 public key", KeyFormatError)
+    if len(raw) != 32:
+        raise KeyFormatError(f"Ed25519 public key must be 32 bytes, got {len(raw)}")
+    refusal = _ed25519_point_refusal(raw)
+    if refusal == 1:
+        raise WeakKey("Ed25519 public key is not canonically encoded (y >= p)")
+    if refusal == 2:
+        raise WeakKey("Ed25519 public key is not canonically encoded (x = 0 with the sign bit set)")
+    if refusal == 3:
+        raise WeakKey("Ed25519 public key has small order")
+
+
+def ed25519_check_signature(sig: Any) -> None:
+    """Refuse an Ed25519 signature the strict policy does not admit, before any arithmetic.
+
+    ``sig`` is the raw 64 bytes R || S (bytes-like).  Raises
+    ``MalformedSignature`` for a non-bytes value and ``BadSignature`` for a
+    length other than 64, an R with y >= p, an R of small order, or S >= L
+    (RFC 8032 §5.1.7: S must be in range; R must be the canonical encoding).
+    """
+    sig = _ed25519_bytes(sig, "Ed25519 signature", MalformedSignature)
+    if len(sig) != 64:
+        raise BadSignature(f"Ed25519 signature must be 64 bytes, got {len(sig)}")
+    refusal = _ed25519_point_refusal(sig[:32])
+    if refusal == 1:
+        raise BadSignature("Ed25519 signature R is not canonically encoded (y >= p)")
+    if refusal == 2:
+        raise BadSignature("Ed25519 signature R is not canonically encoded (x = 0 with the sign bit set)")
+    if refusal == 3:
+        raise BadSignature("Ed25519 signature R has small order")
+    if int.from_bytes(sig[32:], "little") >= _ED25519_L:
+        raise BadSignature("Ed25519 signature S is not reduced (S >= L)")

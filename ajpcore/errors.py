@@ -163,6 +163,17 @@ class SignerFinalized(AjpError, RuntimeError):
 # -- key errors --
 
 
+class KeyUsageError(AjpError, TypeError, ValueError):
+    """A key operation was called wrongly: a message that is not bytes, an unknown text
+    form, or an unknown or uninstalled crypto backend (a caller's bug, HTTP 500)."""
+
+    status = 500
+    code = "INTERNAL"
+
+
+__all__ += ["KeyUsageError"]
+
+
 # -- protocol errors (AJP/IATP refusals) --
 
 

@@ -1122,7 +1122,228 @@ def decode(data, *, max_depth=MAX_DEPTH, allow_duplicate_keys=False):
 # Streaming HMAC-SHA256 (RFC 2104 over OpenSSL's SHA-256 from hashlib)
 # ---------------------------------------------------------------------------
 
+import threading as _threading
+from hashlib import sha256 as _sha256
+from hmac import compare_digest as _compare_digest
+
+from ajpcore.errors import BadSignature, KeyFormatError, KeyUsageError, SignerFinalized
+
+# Keyed states of recently used secrets: see the pure twin for why caching them is acceptable.
+HMAC_CACHE_SIZE = 32
+"""How many secrets ``HmacSigner`` keeps keyed SHA-256 states for (oldest evicted first)."""
+
+cdef enum:
+    _HMAC_BLOCK = 64  # SHA-256 block size in bytes (RFC 2104 §2: B)
+    _HMAC_TAG_SIZE = 32
+cdef bytes _IPAD = bytes([x ^ 0x36 for x in range(256)])
+cdef bytes _OPAD = bytes([x ^ 0x5C for x in range(256)])
+cdef dict _hmac_cache = {}
+_hmac_cache_lock = _threading.Lock()
+
+
+cdef tuple _hmac_keyed_states(object secret):
+    """The (inner, outer) SHA-256 states keyed with ``secret``, from the cache when present."""
+    cdef object states, key, cache_key
+    t = type(secret)
+    if t is str or t is bytes:
+        states = _hmac_cache.get(secret)
+        if states is not None:
+            return <tuple>states
+        cache_key = secret
+        key = secret if t is bytes else _utf8_secret(secret)
+    elif isinstance(secret, str):
+        # A subclass may redefine hashing and equality: key the cache by plain bytes.
+        key = cache_key = _utf8_secret(str.__str__(secret))
+    elif isinstance(secret, (bytes, bytearray, memoryview)):
+        key = cache_key = bytes(secret)
+    else:
+        raise KeyUsageError(f"HMAC secret must be `bytes` or `str`, got `{type(secret).__qualname__}`")
+    if cache_key is not secret:
+        states = _hmac_cache.get(cache_key)
+        if states is not None:
+            return <tuple>states
+    # RFC 2104 §2: a key longer than the block is hashed first, then zero-padded to B bytes.
+    if len(key) > _HMAC_BLOCK:
+        key = _sha256(key).digest()
+    key = key.ljust(_HMAC_BLOCK, b"\0")
+    states = (_sha256(key.translate(_IPAD)), _sha256(key.translate(_OPAD)))
+    with _hmac_cache_lock:
+        if len(_hmac_cache) >= HMAC_CACHE_SIZE:
+            del _hmac_cache[next(iter(_hmac_cache))]
+        _hmac_cache[cache_key] = states
+    return <tuple>states
+
+
+cdef bytes _utf8_secret(str secret):
+    try:
+        return secret.encode("utf-8")
+    except UnicodeEncodeError:
+        raise KeyFormatError("HMAC secret contains a lone surrogate (not UTF-8 encodable)") from None
+
+
+def clear_hmac_cache():
+    """Forget every cached keyed HMAC state (and the secrets they are keyed by)."""
+    with _hmac_cache_lock:
+        _hmac_cache.clear()
+
+
+cdef class HmacSigner:
+    """Streaming HMAC-SHA256 (RFC 2104) over OpenSSL's SHA-256 (see ajpcore._core_py.HmacSigner)."""
+
+    cdef object _inner
+    cdef object _update
+    cdef object _outer
+    cdef bint _done
+
+    def __init__(self, secret):
+        cdef tuple states = _hmac_keyed_states(secret)
+        self._inner = states[0].copy()
+        self._update = self._inner.update
+        self._outer = states[1]
+        self._done = False
+
+    cdef int _spent(self) except -1:
+        raise SignerFinalized("HmacSigner is finalized; call copy() before finalize() to continue a stream")
+
+    def update(self, data):
+        """Feed ``data`` (bytes-like) to the MAC."""
+        if self._done:
+            self._spent()
+        self._update(data)
+
+    def copy(self):
+        """An independent signer that has seen the same bytes."""
+        if self._done:
+            self._spent()
+        cdef HmacSigner other = HmacSigner.__new__(HmacSigner)
+        other._inner = self._inner.copy()
+        other._update = other._inner.update
+        other._outer = self._outer
+        other._done = False
+        return other
+
+    def finalize(self):
+        """The 32-byte HMAC-SHA256 tag of everything fed so far; spends the signer."""
+        if self._done:
+            self._spent()
+        self._done = True
+        outer = self._outer.copy()
+        outer.update(self._inner.digest())
+        self._inner = None
+        self._update = None
+        return outer.digest()
+
+    def hexdigest(self):
+        """``finalize()`` as 64 lowercase hex digits; spends the signer."""
+        return self.finalize().hex()
+
+    def verify(self, tag):
+        """Check ``tag`` (32 bytes) against the MAC in constant time; spends the signer."""
+        mac = self.finalize()
+        if not isinstance(tag, (bytes, bytearray, memoryview)):
+            raise BadSignature(f"HMAC-SHA256 tag must be bytes, got `{type(tag).__qualname__}`")
+        tag = bytes(tag)
+        if len(tag) != _HMAC_TAG_SIZE:
+            raise BadSignature(f"HMAC-SHA256 tag must be {_HMAC_TAG_SIZE} bytes, got {len(tag)} (truncated tags are refused)")
+        if not _compare_digest(mac, tag):
+            raise BadSignature("HMAC-SHA256 tag does not match")
+
 
 # ---------------------------------------------------------------------------
 # Ed25519 byte-level checks (RFC 8032 encodings; strict policy)
 # ---------------------------------------------------------------------------
+
+from ajpcore.errors import BadSignature, KeyFormatError, MalformedSignature, WeakKey
+from libc.string cimport memcmp
+
+# Little-endian encodings of p = 2**255 - 19 and of the group order L (RFC 8032 §5.1).
+cdef bytes _ED25519_P = bytes.fromhex("edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f")
+cdef bytes _ED25519_L = bytes.fromhex("edd3f55c1a631258d69cf7a2def9de1400000000000000000000000000000010")
+# y-coordinates (< p) of the 8 points of order 1, 2, 4 and 8: any point with one of
+# these y is of small order whatever its sign bit (libsodium's blocklist, RFC 8032 §5.1.3).
+cdef bytes _ED25519_SMALL_ORDER_Y = bytes.fromhex(
+    "0000000000000000000000000000000000000000000000000000000000000000"
+    "0100000000000000000000000000000000000000000000000000000000000000"
+    "ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f"
+    "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05"
+    "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a"
+)
+
+
+cdef bytes _ed25519_bytes(object data, str what, object error):
+    if type(data) is bytes:
+        return <bytes>data
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        return bytes(data)
+    raise error(f"{what} must be bytes, got `{type(data).__name__}`")
+
+
+cdef inline bint _le_at_least(const unsigned char* a, const unsigned char* b) noexcept:
+    """a >= b for two 32-byte little-endian numbers."""
+    cdef int i = 31
+    while i >= 0:
+        if a[i] != b[i]:
+            return a[i] > b[i]
+        i -= 1
+    return True
+
+
+cdef int _ed25519_point_refusal(const unsigned char* enc) noexcept:
+    """0 if a 32-byte point encoding is admitted, 1 if y >= p, 2 if x = 0 with the sign
+    bit set, 3 if the point has small order."""
+    cdef unsigned char y[32]
+    cdef const unsigned char* small = <const unsigned char*>PyBytes_AS_STRING(_ED25519_SMALL_ORDER_Y)
+    cdef int k
+    memcpy(y, enc, 32)
+    y[31] &= 0x7F  # bit 255 is the sign of x
+    if _le_at_least(y, <const unsigned char*>PyBytes_AS_STRING(_ED25519_P)):
+        return 1
+    for k in range(5):
+        if memcmp(y, small + 32 * k, 32) == 0:
+            # y = 1 and y = p - 1 are the two points with x = 0, which has no negative (RFC 8032 §5.1.3 step 4).
+            if (enc[31] & 0x80) and (k == 1 or k == 2):
+                return 2
+            return 3
+    return 0
+
+
+def ed25519_check_public_key(raw):
+    """Refuse an Ed25519 public key encoding the strict policy does not admit.
+
+    ``raw`` is the 32-byte RFC 8032 encoding (bytes-like).  Raises
+    ``KeyFormatError`` for another type or length, ``WeakKey`` when y >= p
+    (non-canonical) or the point has small order (order 1, 2, 4 or 8).
+    """
+    cdef bytes b = _ed25519_bytes(raw, "Ed25519 public key", KeyFormatError)
+    if len(b) != 32:
+        raise KeyFormatError(f"Ed25519 public key must be 32 bytes, got {len(b)}")
+    cdef int refusal = _ed25519_point_refusal(<const unsigned char*>PyBytes_AS_STRING(b))
+    if refusal == 1:
+        raise WeakKey("Ed25519 public key is not canonically encoded (y >= p)")
+    if refusal == 2:
+        raise WeakKey("Ed25519 public key is not canonically encoded (x = 0 with the sign bit set)")
+    if refusal == 3:
+        raise WeakKey("Ed25519 public key has small order")
+
+
+def ed25519_check_signature(sig):
+    """Refuse an Ed25519 signature the strict policy does not admit, before any arithmetic.
+
+    ``sig`` is the raw 64 bytes R || S (bytes-like).  Raises
+    ``MalformedSignature`` for a non-bytes value and ``BadSignature`` for a
+    length other than 64, an R with y >= p, an R of small order, or S >= L
+    (RFC 8032 §5.1.7: S must be in range; R must be the canonical encoding).
+    """
+    cdef bytes b = _ed25519_bytes(sig, "Ed25519 signature", MalformedSignature)
+    if len(b) != 64:
+        raise BadSignature(f"Ed25519 signature must be 64 bytes, got {len(b)}")
+    cdef const unsigned char* s = <const unsigned char*>PyBytes_AS_STRING(b)
+    cdef int refusal = _ed25519_point_refusal(s)
+    if refusal == 1:
+        raise BadSignature("Ed25519 signature R is not canonically encoded (y >= p)")
+    if refusal == 2:
+        raise BadSignature("Ed25519 signature R is not canonically encoded (x = 0 with the sign bit set)")
+    if refusal == 3:
+        raise BadSignature("Ed25519 signature R has small order")
+    if _le_at_least(s + 32, <const unsigned char*>PyBytes_AS_STRING(_ED25519_L)):
+        raise BadSignature("Ed25519 signature S is not reduced (S >= L)")
