@@ -749,7 +749,7 @@ import threading as _threading
 from hashlib import sha256 as _sha256
 from hmac import compare_digest as _compare_digest
 
-from .errors import BadSignature, KeyFormatError, SignerFinalized
+from .errors import BadSignature, KeyFormatError, KeyUsageError, SignerFinalized
 
 # The keyed states of recently used secrets, so a server that checks many
 # messages under one secret pays the RFC 2104 key schedule once.  Caching keeps
@@ -785,7 +785,7 @@ def _hmac_keyed_states(secret: Any) -> tuple:
     elif isinstance(secret, (bytes, bytearray, memoryview)):
         key = cache_key = bytes(secret)
     else:
-        raise KeyFormatError(f"HMAC secret must be `bytes` or `str`, got `{_type_name(secret)}`")
+        raise KeyUsageError(f"HMAC secret must be `bytes` or `str`, got `{_type_name(secret)}`")
     if cache_key is not secret:
         states = _hmac_cache.get(cache_key)
         if states is not None:
@@ -826,7 +826,8 @@ class HmacSigner:
     on a mismatch or a tag that is not exactly 32 bytes (truncated tags are
     refused).  After ``finalize``, ``hexdigest`` or ``verify`` the signer is
     spent: any further call raises ``SignerFinalized`` (``copy()`` first to
-    continue a stream).  A secret of another type raises ``KeyFormatError``.
+    continue a stream).  A secret of another type raises ``KeyUsageError``; a
+    ``str`` secret that is not UTF-8 encodable (lone surrogate) ``KeyFormatError``.
     """
 
     __slots__ = ("_inner", "_outer", "_done")

@@ -370,6 +370,7 @@ class _Compiler:
         for name, checker in formats.items():
             self.formats[name] = None if checker is None else (checker, f"Invalid `{name}`")
         self.refs: Dict[str, _Node] = {}
+        self.memo: Dict[int, _Node] = {}
 
     # -- references (compiled once, so recursive schemas terminate) --
 
@@ -410,6 +411,13 @@ class _Compiler:
     # -- one subschema --
 
     def compile(self, schema: Any, where: str = "#") -> _Node:
+        key = id(schema)
+        node = self.memo.get(key)
+        if node is None:
+            node = self.memo[key] = self._compile(schema, where)
+        return node
+
+    def _compile(self, schema: Any, where: str) -> _Node:
         if schema is True or schema == {}:
             return _Node(_always, _collect_nothing)
         if schema is False:
@@ -971,6 +979,210 @@ def _assemble(
     return _Node(ok, collect)
 
 
+# -- the generated fast path ---------------------------------------------------------
+
+class _MissingType:
+    __slots__ = ()
+
+
+_MISSING = _MissingType()
+_TYPE_NAMES = {dict: "dict", list: "list", str: "str", int: "int", float: "float", bool: "bool", _NoneType: "NoneType"}
+# Keywords whose subschema is checked through its closure rather than inlined.
+_CLOSURE_ONLY = frozenset(
+    ("patternProperties", "propertyNames", "dependentRequired", "prefixItems", "additionalItems", "uniqueItems")
+)
+_MAX_INLINE_DEPTH = 12
+
+
+class _Generator:
+    """Writes one Python function per schema: ``is_valid`` with the checks inlined.
+
+    Function calls dominate a closure tree (one per value); the generated code
+    tests exact builtin types and bounds in place and calls a closure only for
+    rare shapes (subclasses, floats standing for integers, combinators).
+    """
+
+    def __init__(self, compiler: _Compiler) -> None:
+        self.compiler = compiler
+        self.namespace: Dict[str, Any] = {"_M": _MISSING, "_key": json_equal_key, "NoneType": _NoneType}
+        self.counter = 0
+
+    def bind(self, obj: Any, prefix: str) -> str:
+        self.counter += 1
+        name = f"_{prefix}{self.counter}"
+        self.namespace[name] = obj
+        return name
+
+    def fresh(self) -> str:
+        self.counter += 1
+        return f"v{self.counter}"
+
+    def function(self, schema: Any, where: str) -> Check:
+        lines = ["def is_valid(v0):"]
+        self.emit(schema, where, "v0", 0, lines, "    ")
+        lines.append("    return True")
+        exec(compile("\n".join(lines), f"<ajpcore schema {where}>", "exec"), self.namespace)
+        return self.namespace.pop("is_valid")
+
+    def emit(
+        self, schema: Any, where: str, var: str, depth: int, lines: List[str], ind: str, missing: bool = False
+    ) -> None:
+        """Append statements that ``return False`` unless ``var`` is valid (``missing``: it may be ``_M``)."""
+        if schema is True or (isinstance(schema, dict) and not any(k in _KEYWORDS for k in schema)):
+            return
+        node = self.compiler.compile(schema, where)
+        if (
+            schema is False
+            or depth > _MAX_INLINE_DEPTH
+            or any(k in schema for k in _CLOSURE_ONLY)
+            or isinstance(schema.get("items"), list)
+        ):
+            skip = f"{var} is not _M and " if missing else ""
+            lines.append(f"{ind}if {skip}not {self.bind(node.ok, 'node')}({var}): return False")
+            return
+        slow = self.bind(node.ok, "node")
+        names = schema.get("type")
+        if isinstance(names, str):
+            names = [names]
+        kinds = [
+            ("object", (dict,), self.object_lines),
+            ("array", (list,), self.array_lines),
+            ("string", (str,), self.string_lines),
+            ("number", (int, float), self.number_lines),
+            ("integer", (int,), self.number_lines),
+            ("boolean", (bool,), None),
+            ("null", (_NoneType,), None),
+        ]
+        branches: List[Tuple[Tuple[type, ...], List[str]]] = []
+        trivial = set()  # exact types accepted with nothing more to check
+        for name, types, make in kinds:
+            if name == "integer" and (names is None or "number" in names):
+                continue
+            if names is not None and name not in names:
+                continue
+            body: List[str] = []
+            if make is not None:
+                make(schema, where, var, depth, body, ind + "    ")
+            self.generic_lines(schema, where, var, depth, body, ind + "    ", name)
+            if body:
+                branches.append((types, body))
+            else:
+                trivial.update(types)
+        if missing:
+            trivial.add(_MissingType)
+        if len(branches) == 1:
+            t = f"type({var})"
+        else:
+            t = f"t_{var}"
+            if branches:
+                lines.append(f"{ind}{t} = type({var})")
+        keyword = "if"
+        for types, body in branches:
+            cond = " or ".join(f"{t} is {_TYPE_NAMES[x]}" for x in types)
+            lines.append(f"{ind}{keyword} {cond}:")
+            lines.extend(body)
+            keyword = "elif"
+        rest = f"type({var}) not in {self.bind(frozenset(trivial), 'types')} and " if trivial else ""
+        lines.append(f"{ind}{keyword} {rest}not {slow}({var}): return False")
+
+    def object_lines(self, schema: dict, where: str, var: str, depth: int, lines: List[str], ind: str) -> None:
+        required = schema.get("required", [])
+        if len(required) == 1:
+            lines.append(f"{ind}if {required[0]!r} not in {var}: return False")
+        elif required:
+            lines.append(f"{ind}if not {var}.keys() >= {self.bind(frozenset(required), 'required')}: return False")
+        lo, hi = schema.get("minProperties"), schema.get("maxProperties")
+        if lo is not None:
+            lines.append(f"{ind}if len({var}) < {int(lo)}: return False")
+        if hi is not None:
+            lines.append(f"{ind}if len({var}) > {int(hi)}: return False")
+        props = schema.get("properties", {})
+        known = self.bind(frozenset(props), "known")
+        addl = schema.get("additionalProperties", True)
+        if addl is False:
+            lines.append(f"{ind}if not {known}.issuperset({var}): return False")
+        for key, sub in props.items():
+            body: List[str] = []
+            x = self.fresh()
+            self.emit(sub, f"{where}/properties/{_escape_pointer(key)}", x, depth + 1, body, ind, missing=True)
+            if body:
+                lines.append(f"{ind}{x} = {var}.get({key!r}, _M)")
+                lines.extend(body)
+        if addl is not True and addl is not False:
+            body = []
+            x = self.fresh()
+            self.emit(addl, f"{where}/additionalProperties", x, depth + 1, body, ind + "        ")
+            if body:
+                k = self.fresh()
+                lines.append(f"{ind}for {k}, {x} in {var}.items():")
+                lines.append(f"{ind}    if {k} not in {known}:")
+                lines.extend(body)
+
+    def array_lines(self, schema: dict, where: str, var: str, depth: int, lines: List[str], ind: str) -> None:
+        lo, hi = schema.get("minItems"), schema.get("maxItems")
+        if lo is not None:
+            lines.append(f"{ind}if len({var}) < {int(lo)}: return False")
+        if hi is not None:
+            lines.append(f"{ind}if len({var}) > {int(hi)}: return False")
+        if "items" in schema:
+            body: List[str] = []
+            x = self.fresh()
+            self.emit(schema["items"], f"{where}/items", x, depth + 1, body, ind + "    ")
+            if body:
+                lines.append(f"{ind}for {x} in {var}:")
+                lines.extend(body)
+
+    def string_lines(self, schema: dict, where: str, var: str, depth: int, lines: List[str], ind: str) -> None:
+        lo, hi = schema.get("minLength"), schema.get("maxLength")
+        if lo is not None:
+            lines.append(f"{ind}if len({var}) < {int(lo)}: return False")
+        if hi is not None:
+            lines.append(f"{ind}if len({var}) > {int(hi)}: return False")
+        if "pattern" in schema:
+            search = self.bind(ecma_regex(schema["pattern"]).search, "search")
+            lines.append(f"{ind}if {search}({var}) is None: return False")
+        if "format" in schema:
+            fmt = self.compiler.formats[schema["format"]]
+            if fmt is not None:
+                lines.append(f"{ind}if not {self.bind(fmt[0], 'format')}({var}): return False")
+
+    def number_lines(self, schema: dict, where: str, var: str, depth: int, lines: List[str], ind: str) -> None:
+        for key, op in (("minimum", ">="), ("maximum", "<="), ("exclusiveMinimum", ">"), ("exclusiveMaximum", "<")):
+            if key in schema:
+                lines.append(f"{ind}if not {var} {op} {self.bind(schema[key], 'bound')}: return False")
+
+    def generic_lines(
+        self, schema: dict, where: str, var: str, depth: int, lines: List[str], ind: str, kind: Optional[str]
+    ) -> None:
+        if "enum" in schema:
+            values = schema["enum"]
+            if kind == "string" and all(type(x) is str for x in values):
+                lines.append(f"{ind}if {var} not in {self.bind(frozenset(values), 'enum')}: return False")
+            else:
+                keys = self.bind(frozenset(json_equal_key(x) for x in values), "enum")
+                lines.append(f"{ind}if _key({var}) not in {keys}: return False")
+        if "const" in schema:
+            lines.append(f"{ind}if _key({var}) != {self.bind(json_equal_key(schema['const']), 'const')}: return False")
+        if "$ref" in schema:
+            ref = self.compiler.ref(schema["$ref"], where)
+            lines.append(f"{ind}if not {self.bind(ref.ok, 'ref')}({var}): return False")
+        for i, sub in enumerate(schema.get("allOf", ())):
+            self.emit(sub, f"{where}/allOf/{i}", var, depth + 1, lines, ind)
+        for key in ("anyOf", "oneOf"):
+            if key in schema:
+                nodes = [self.compiler.compile(s, f"{where}/{key}/{i}") for i, s in enumerate(schema[key])]
+                lines.append(f"{ind}if not {self.bind(_combinator(key, nodes)[0], key)}({var}): return False")
+        if "not" in schema:
+            inner = self.compiler.compile(schema["not"], f"{where}/not")
+            lines.append(f"{ind}if {self.bind(inner.ok, 'not')}({var}): return False")
+        if "if" in schema:
+            cond = self.compiler.compile(schema["if"], f"{where}/if")
+            then = self.compiler.compile(schema.get("then", True), f"{where}/then")
+            other = self.compiler.compile(schema.get("else", True), f"{where}/else")
+            c, a, b = self.bind(cond.ok, "if"), self.bind(then.ok, "then"), self.bind(other.ok, "else")
+            lines.append(f"{ind}if not ({a}({var}) if {c}({var}) else {b}({var})): return False")
+
+
 class CompiledSchema:
     """A compiled JSON Schema: ``is_valid(value)``, ``errors(value)``, ``validate(value)``.
 
@@ -1002,16 +1214,25 @@ class CompiledSchema:
 
 
 def compile_schema(
-    schema: Any, *, formats: Optional[Mapping[str, Optional[Callable[[str], bool]]]] = None
+    schema: Any,
+    *,
+    formats: Optional[Mapping[str, Optional[Callable[[str], bool]]]] = None,
+    generate: bool = True,
 ) -> CompiledSchema:
     """Compile a JSON Schema document (Draft 2020-12 or Draft-07) into a ``CompiledSchema``.
 
     ``formats`` adds format checkers (``name -> callable(str) -> bool``) or makes a
     format annotation-only (``name -> None``).  Raises ``SchemaError`` for anything
     the compiler cannot enforce exactly (see the module docstring).
+
+    ``is_valid`` is generated Python source for the common case (exact builtin
+    types, the usual keywords) that defers every other value to the closures;
+    ``generate=False`` uses the closures alone (the two must agree: tested).
     """
     if not isinstance(schema, (dict, bool)):
         raise SchemaError(f"a schema is an object or a boolean, got `{_got(schema)}`")
     compiler = _Compiler(schema if isinstance(schema, dict) else {}, formats or {})
     node = compiler.compile(schema)
+    if generate:
+        node = _Node(_Generator(compiler).function(schema, "#"), node.collect)
     return CompiledSchema(schema, node)

@@ -176,6 +176,71 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+import base64  # noqa: E402
+import os  # noqa: E402
+
+DEFAULT_KEY_FILE = "ajpcore-ed25519.key"
+
+
+def _write_private_key(path: str, text: str) -> None:
+    """Create ``path`` with mode 0600 holding ``text``; never overwrite an existing file."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        raise CliError(f"refusing to overwrite {path}") from None
+    except OSError as exc:
+        raise CliError(f"cannot create {path}: {exc.strerror}") from None
+    with os.fdopen(fd, "w", encoding="ascii") as f:
+        os.fchmod(f.fileno(), 0o600)  # the umask may only have narrowed it; make it exact
+        f.write(text + "\n")
+
+
+def _read_key_text(arg: str) -> str:
+    """A key given as text, as ``-`` (standard input) or as a file holding one key line."""
+    if arg == "-" or os.path.isfile(arg):
+        data = _read_input(arg)
+        try:
+            text = data.decode("ascii")
+        except UnicodeDecodeError:
+            raise CliError(f"{arg} does not hold a key (not ASCII text)") from None
+        return text[:-1] if text.endswith("\n") else text
+    return arg
+
+
+def cmd_keygen(args: argparse.Namespace) -> int:
+    from .keys import Ed25519PrivateKey
+
+    key = Ed25519PrivateKey.generate()
+    _write_private_key(args.out, key.to_string())
+    public = key.public_key
+    _write(
+        (
+            f"private_key_file: {args.out}\n"
+            f"public_key: {public.to_string('spki')}\n"
+            f"public_key_ed25519: {public.to_string('ed25519')}\n"
+            f"fingerprint: {public.fingerprint}\n"
+        ).encode("ascii")
+    )
+    return EXIT_OK
+
+
+def cmd_fingerprint(args: argparse.Namespace) -> int:
+    from .errors import WeakKey
+    from .keys import PKCS8_PREFIX, Ed25519PrivateKey, Ed25519PublicKey
+
+    text = _read_key_text(args.key)
+    private_prefix = base64.b64encode(PKCS8_PREFIX).decode("ascii")[:20]
+    try:
+        if text.startswith(private_prefix):
+            public = Ed25519PrivateKey.from_string(text).public_key
+        else:
+            public = Ed25519PublicKey.from_string(text)
+    except WeakKey as exc:
+        raise CliError(str(exc), EXIT_INVALID) from None
+    _write(public.fingerprint.encode("ascii") + b"\n")
+    return EXIT_OK
+
+
 # -- check, manifest --
 
 
@@ -403,6 +468,13 @@ def build_parser() -> argparse.ArgumentParser:
     how.add_argument("--public-key", metavar="KEY", help="Ed25519 public key: base64 SPKI DER or ed25519:<base64|hex>")
     p.set_defaults(func=cmd_verify)
 
+    p = sub.add_parser("keygen", help="create an Ed25519 private key file (mode 0600); print its public key")
+    p.add_argument("--out", default=DEFAULT_KEY_FILE, help=f"private key file to create (default: {DEFAULT_KEY_FILE})")
+    p.set_defaults(func=cmd_keygen)
+
+    p = sub.add_parser("fingerprint", help="print the SHA-256 fingerprint (hex, of the SPKI DER) of an Ed25519 key")
+    p.add_argument("key", help="public key (base64 SPKI or ed25519:...), or a file or - holding a public or private key")
+    p.set_defaults(func=cmd_fingerprint)
 
     # check, manifest parsers
     _add_check_parser(sub)

@@ -25,6 +25,7 @@ from .errors import (
     BadSignature,
     EncodeError,
     KeyFormatError,
+    KeyUsageError,
     LegacySignature,
     MalformedSignature,
     UnsupportedScheme,
@@ -32,7 +33,7 @@ from .errors import (
 
 __all__ = ["SIGN_CHUNK_SIZE", "signing_bytes", "sign", "verify"]
 
-SIGN_CHUNK_SIZE = 65536
+SIGN_CHUNK_SIZE = 16384
 """Size of the canonical-JSON chunks streamed into the HMAC (the extra memory of signing)."""
 
 _SHA256_SIGNATURE = re.compile(r"sha256:([0-9a-f]{64})")
@@ -42,6 +43,7 @@ _ED25519_SIGNATURE = re.compile(r"ed25519:([A-Za-z0-9+/]{85}[AQgw]==)")
 _ANY_SCHEME = re.compile(r"([a-z][a-z0-9_-]{0,31}):.*", re.DOTALL)
 
 _MISSING = object()
+_BACKENDS = ("cryptography", "pynacl")
 
 
 def _unsigned(body: Any) -> dict:
@@ -58,13 +60,13 @@ def _unsigned(body: Any) -> dict:
 def _one_key(secret: Any, key: Any, key_name: str) -> None:
     if (secret is None) == (key is None):
         given = "both" if secret is not None else "neither"
-        raise KeyFormatError(f"Give exactly one of `secret` (HMAC-SHA256) or `{key_name}` (Ed25519), got {given}")
+        raise KeyUsageError(f"Give exactly one of `secret` (HMAC-SHA256) or `{key_name}` (Ed25519), got {given}")
 
 
 def _hmac_tag(value: dict, secret: Any) -> bytes:
     """HMAC-SHA256 of the canonical bytes of ``value``, streamed chunk by chunk."""
     impl = _core.impl
-    signer = impl.HmacSigner(secret)  # raises KeyFormatError for a secret of another type
+    signer = impl.HmacSigner(secret)  # raises KeyUsageError for a secret of another type
     if not secret:
         raise KeyFormatError("HMAC secret is empty")
     impl.canonicalize_into(value, signer.update, chunk_size=SIGN_CHUNK_SIZE)
@@ -78,7 +80,7 @@ def _private_key(key: Any) -> Any:
         return key
     if isinstance(key, str):
         return Ed25519PrivateKey.from_string(key)
-    raise KeyFormatError(f"`private_key` must be an `Ed25519PrivateKey` or its text form, got `{type(key).__qualname__}`")
+    raise KeyUsageError(f"`private_key` must be an `Ed25519PrivateKey` or its text form, got `{type(key).__qualname__}`")
 
 
 def _public_key(key: Any) -> Any:
@@ -88,7 +90,7 @@ def _public_key(key: Any) -> Any:
         return key
     if isinstance(key, str):
         return Ed25519PublicKey.from_string(key)
-    raise KeyFormatError(f"`public_key` must be an `Ed25519PublicKey` or its text form, got `{type(key).__qualname__}`")
+    raise KeyUsageError(f"`public_key` must be an `Ed25519PublicKey` or its text form, got `{type(key).__qualname__}`")
 
 
 def signing_bytes(body: dict) -> bytes:
@@ -109,8 +111,10 @@ def sign(body: dict, *, secret: Any = None, private_key: Any = None) -> str:
     ``"ed25519:" + 88-character padded base64`` of the Ed25519 signature.
     The body is never modified; set ``body["signature"]`` yourself.
 
-    Raises KeyFormatError unless exactly one usable key is given, EncodeError
-    when ``body`` is not a dict or has no canonical JSON form.
+    Raises KeyUsageError unless exactly one of ``secret``/``private_key`` is
+    given or when it has another type, KeyFormatError for an empty secret or a
+    key text that does not parse, EncodeError when ``body`` is not a dict or has
+    no canonical JSON form.
     """
     _one_key(secret, private_key, "private_key")
     rest = _unsigned(body)
@@ -213,11 +217,16 @@ def verify(body: dict, *, secret: Any = None, public_key: Any = None, backend: O
     Raises MalformedSignature (missing, not a string, not exactly the strict
     format), UnsupportedScheme (the scheme does not fit the key given, or is
     unknown), LegacySignature (valid only under the pre-0.3 AJP form; never
-    accepted), BadSignature (anything else that does not verify),
-    KeyFormatError unless exactly one usable key is given, EncodeError when
-    ``body`` is not a dict or has no canonical JSON form.
+    accepted), BadSignature (anything else that does not verify);
+    KeyUsageError unless exactly one of ``secret``/``public_key`` is given, for
+    a key of another type or an unknown ``backend``; KeyFormatError (WeakKey)
+    for an empty secret or a public key text that does not parse (or that the
+    strict policy refuses); EncodeError when ``body`` is not a dict or has no
+    canonical JSON form.
     """
     _one_key(secret, public_key, "public_key")
+    if backend is not None and backend not in _BACKENDS:
+        raise KeyUsageError(f"unknown Ed25519 backend `{backend}` (expected `cryptography` or `pynacl`)")
     if not isinstance(body, dict):
         raise EncodeError(f"A signed body must be a JSON object, got `{type(body).__qualname__}`", "$")
     scheme, raw = parse_signature(body.get("signature", _MISSING))

@@ -29,6 +29,12 @@ _RFC3339 = re.compile(
     r"(?:\.([0-9]+))?(?:([Zz])|([+-])([0-9]{2}):([0-9]{2}))",
     re.ASCII,
 )
+# Valid in every month and never a leap second: no calendar arithmetic needed.
+_PLAIN = re.compile(
+    r"[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|1[0-9]|2[0-8])[Tt](?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]"
+    r"(?:\.[0-9]+)?(?:[Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])",
+    re.ASCII,
+).fullmatch
 _DAYS_IN_MONTH = (0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _MICROS_PER_DAY = 86_400_000_000
@@ -77,7 +83,7 @@ def _fields(text: object):
 
 def is_timestamp(text: object) -> bool:
     """Whether ``text`` is a ``str`` in the strict RFC 3339 ``date-time`` form described above."""
-    return _fields(text) is not None
+    return type(text) is str and (_PLAIN(text) is not None or _fields(text) is not None)
 
 
 def timestamp_micros(text: object) -> int:

@@ -1126,7 +1126,7 @@ import threading as _threading
 from hashlib import sha256 as _sha256
 from hmac import compare_digest as _compare_digest
 
-from ajpcore.errors import BadSignature, KeyFormatError, SignerFinalized
+from ajpcore.errors import BadSignature, KeyFormatError, KeyUsageError, SignerFinalized
 
 # Keyed states of recently used secrets: see the pure twin for why caching them is acceptable.
 HMAC_CACHE_SIZE = 32
@@ -1157,7 +1157,7 @@ cdef tuple _hmac_keyed_states(object secret):
     elif isinstance(secret, (bytes, bytearray, memoryview)):
         key = cache_key = bytes(secret)
     else:
-        raise KeyFormatError(f"HMAC secret must be `bytes` or `str`, got `{type(secret).__qualname__}`")
+        raise KeyUsageError(f"HMAC secret must be `bytes` or `str`, got `{type(secret).__qualname__}`")
     if cache_key is not secret:
         states = _hmac_cache.get(cache_key)
         if states is not None:

@@ -12,8 +12,15 @@ import sys
 import tempfile
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 import ajpcore._core as _core
+
+# No per-example deadline: the machine is shared and timing is not what these tests check.
+# CI runs derandomized so a red run is reproducible from its seed-free log.
+settings.register_profile("default", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("ci", parent=settings.get_profile("default"), derandomize=True, print_blob=True)
+settings.load_profile("ci" if os.environ.get("CI") else "default")
 
 _TRUE = {"1", "true", "yes", "on"}
 REQUIRE_NATIVE = os.environ.get("AJPCORE_REQUIRE_EXTENSIONS", "").strip().lower() in _TRUE

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ajpcore import BadSignature, KeyFormatError, SignerFinalized
+from ajpcore import BadSignature, KeyFormatError, KeyUsageError, SignerFinalized
 from vector_files import load_json
 
 RFC4231 = load_json("hmac", "rfc4231_hmac_sha256.json")["tests"]
@@ -141,7 +141,7 @@ def test_secret_of_another_type(twins, secret):
     native, pure = twins
     kind, message = raised(native.HmacSigner, secret)
     assert (kind, message) == raised(pure.HmacSigner, secret)
-    assert kind is KeyFormatError and "must be `bytes` or `str`" in message
+    assert kind is KeyUsageError and "must be `bytes` or `str`" in message
 
 
 def test_secret_with_lone_surrogate(twins):
