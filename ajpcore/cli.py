@@ -168,7 +168,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         if args.secret_env is not None:
             verify(body, secret=_secret_from_env(args.secret_env))
         else:
-            verify(body, public_key=args.public_key)
+            verify(body, public_key=_read_key_text(args.public_key))
     except SignatureError as exc:
         print(f"ajpcore verify: invalid: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_INVALID
@@ -465,7 +465,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_file(p)
     how = p.add_mutually_exclusive_group(required=True)
     how.add_argument("--secret-env", metavar="VAR", help="HMAC-SHA256 secret held in environment variable VAR")
-    how.add_argument("--public-key", metavar="KEY", help="Ed25519 public key: base64 SPKI DER or ed25519:<base64|hex>")
+    how.add_argument("--public-key", metavar="KEY", help="Ed25519 public key (base64 SPKI DER or ed25519:<base64|hex>), or a file holding it")
     p.set_defaults(func=cmd_verify)
 
     p = sub.add_parser("keygen", help="create an Ed25519 private key file (mode 0600); print its public key")

@@ -116,6 +116,19 @@ def sign(body: dict, *, secret: Any = None, private_key: Any = None) -> str:
     key text that does not parse, EncodeError when ``body`` is not a dict or has
     no canonical JSON form.
     """
+    if secret is not None and private_key is None and type(body) is dict:
+        # The hot path (HMAC over a plain dict), inlined: a few calls matter at 1 KB.
+        impl = _core.impl
+        signer = impl.HmacSigner(secret)
+        if not secret:
+            raise KeyFormatError("HMAC secret is empty")
+        if "signature" in body:
+            rest = body.copy()
+            del rest["signature"]
+        else:
+            rest = body
+        impl.canonicalize_into(rest, signer.update, chunk_size=SIGN_CHUNK_SIZE)
+        return "sha256:" + signer.hexdigest()
     _one_key(secret, private_key, "private_key")
     rest = _unsigned(body)
     if secret is not None:
