@@ -31,7 +31,7 @@ MAX_DEPTH = _impl.MAX_DEPTH
 # -- signatures and keys --
 
 from .errors import KeyUsageError
-from .keys import Ed25519PrivateKey, Ed25519PublicKey
+from .keys import Ed25519PrivateKey, Ed25519PublicKey, clear_key_cache
 
 # -- protocols (ajp, iatp, provenance, timestamps) are imported as submodules --
 

@@ -41,7 +41,14 @@ from cryptography.hazmat.primitives.asymmetric import ed25519 as _ossl
 from . import _core
 from .errors import BadSignature, KeyFormatError, KeyUsageError, WeakKey
 
-__all__ = ["Ed25519PrivateKey", "Ed25519PublicKey", "SPKI_PREFIX", "PKCS8_PREFIX", "KEY_CACHE_SIZE"]
+__all__ = [
+    "Ed25519PrivateKey",
+    "Ed25519PublicKey",
+    "SPKI_PREFIX",
+    "PKCS8_PREFIX",
+    "KEY_CACHE_SIZE",
+    "clear_key_cache",
+]
 
 SPKI_PREFIX = bytes.fromhex("302a300506032b6570032100")
 """DER of SubjectPublicKeyInfo{id-Ed25519} up to the 32 key bytes (RFC 8410 §4)."""
@@ -330,6 +337,12 @@ def _private_from_string(text: str) -> Ed25519PrivateKey:
     if der[:16] != PKCS8_PREFIX:
         raise KeyFormatError("Ed25519 PKCS#8 private key has the wrong DER prefix (not id-Ed25519 v1)")
     return Ed25519PrivateKey.from_seed(der[16:])
+
+
+def clear_key_cache() -> None:
+    """Forget every cached key (e.g. to drop private keys from memory after a rotation)."""
+    for cache in (_public_from_bytes, _public_from_string, _private_from_seed, _private_from_string):
+        cache.cache_clear()
 
 
 def _nacl_bindings() -> Any:

@@ -330,3 +330,66 @@ def test_twins_refuse_non_bytes_identically(twins, value):
         a = _outcome(getattr(native, name), value)
         assert a == _outcome(getattr(pure, name), value)
         assert a is not None and issubclass(a[0], ajpcore.AjpError)
+
+
+# -- CLI: keygen, fingerprint --
+
+
+def _cli(*args, stdin=b""):
+    from conftest import run_python
+
+    return run_python("-m", "ajpcore", *args, stdin=stdin)
+
+
+def test_cli_keygen_writes_0600_and_never_overwrites(tmp_path):
+    import os
+    import stat
+
+    path = tmp_path / "agent.key"
+    out = _cli("keygen", "--out", str(path))
+    assert out.returncode == 0, out.stderr
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    private = Ed25519PrivateKey.from_string(path.read_text().rstrip("\n"))
+    lines = dict(line.split(": ", 1) for line in out.stdout.decode().splitlines())
+    assert lines["private_key_file"] == str(path)
+    assert lines["public_key"] == private.public_key.to_string("spki")
+    assert lines["public_key_ed25519"] == private.public_key.to_string("ed25519")
+    assert lines["fingerprint"] == private.public_key.fingerprint
+    assert private.to_string() not in out.stdout.decode()
+
+    again = _cli("keygen", "--out", str(path))
+    assert again.returncode == 2 and b"refusing to overwrite" in again.stderr
+    assert Ed25519PrivateKey.from_string(path.read_text().rstrip("\n")) == private
+
+
+def test_cli_fingerprint(tmp_path):
+    out = _cli("fingerprint", REFERENCE_PUBLIC)
+    assert (out.returncode, out.stdout) == (0, REFERENCE_FINGERPRINT.encode() + b"\n")
+    raw_hex = Ed25519PublicKey.from_string(REFERENCE_PUBLIC).raw.hex()
+    assert _cli("fingerprint", "ed25519:" + raw_hex).stdout == REFERENCE_FINGERPRINT.encode() + b"\n"
+    key_file = tmp_path / "k"
+    key_file.write_text(REFERENCE_PRIVATE + "\n")
+    assert _cli("fingerprint", str(key_file)).stdout == REFERENCE_FINGERPRINT.encode() + b"\n"
+    assert _cli("fingerprint", "-", stdin=REFERENCE_PUBLIC.encode()).stdout == REFERENCE_FINGERPRINT.encode() + b"\n"
+
+
+@pytest.mark.parametrize(
+    "key, status, message",
+    [
+        ("ed25519:" + "01" + "00" * 31, 1, b"small order"),
+        ("ed25519:" + "AB" * 32, 2, b"lowercase"),
+        (REFERENCE_PUBLIC + " ", 2, b"60 base64 characters"),
+    ],
+)
+def test_cli_fingerprint_refuses(key, status, message):
+    out = _cli("fingerprint", key)
+    assert out.returncode == status
+    assert out.stdout == b"" and message in out.stderr
+    assert len(out.stderr.splitlines()) == 1
+
+
+def test_clear_key_cache():
+    first = Ed25519PublicKey.from_string(REFERENCE_PUBLIC)
+    ajpcore.clear_key_cache()
+    second = Ed25519PublicKey.from_string(REFERENCE_PUBLIC)
+    assert second == first and second is not first
