@@ -29,6 +29,10 @@ MAX_DEPTH = _impl.MAX_DEPTH
 # -- strict decoding --
 
 # -- signatures and keys --
+HmacSigner = _impl.HmacSigner
+clear_hmac_cache = _impl.clear_hmac_cache
+from .signing import sign, signing_bytes, verify  # noqa: E402  (needs the core above)
+
 
 from .errors import KeyUsageError
 from .keys import Ed25519PrivateKey, Ed25519PublicKey, clear_key_cache
@@ -55,4 +59,9 @@ __all__ = [
     "KeyFormatError",
     "WeakKey",
     "SignerFinalized",
+    "HmacSigner",
+    "clear_hmac_cache",
+    "signing_bytes",
+    "sign",
+    "verify",
 ]

@@ -85,16 +85,95 @@ def cmd_canonicalize(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    from .errors import SignatureError
+    from .signing import sign, verify
+
     offer = _load_json(_example_bytes("offer.json"))
-    canonical = canonicalize(offer)
-    _write(b"canonical JobOffer (backend %s):\n" % BACKEND.encode() + canonical + b"\n")
-    return EXIT_OK
+    secret = b"ajpcore-demo-secret"
+    signed = dict(offer)
+    signed["signature"] = sign(offer, secret=secret)
+    _write(
+        b"JobOffer signed with HMAC-SHA256 under the demo secret `%s` (backend %s):\n" % (secret, BACKEND.encode())
+        + canonicalize(signed)
+        + b"\n"
+    )
+    verify(signed, secret=secret)  # raises (exit 2) if ajpcore cannot check its own signature
+    _write(b"verify: valid\n")
+    tampered = dict(signed)
+    tampered["budget"] = dict(signed["budget"], max_usd=signed["budget"]["max_usd"] * 1000)
+    try:
+        verify(tampered, secret=secret)
+    except SignatureError as exc:
+        _write(f"tampered copy (budget.max_usd x1000): refused - {type(exc).__name__}: {exc}\n".encode())
+        return EXIT_OK
+    _write(b"tampered copy (budget.max_usd x1000): ACCEPTED - this is a bug\n")
+    return EXIT_INVALID
 
 
 # -- decode-check --
 
 
 # -- keygen, sign, verify, fingerprint --
+
+
+def _secret_from_env(name: str) -> bytes:
+    """The HMAC secret from environment variable ``name`` (raw bytes where the OS has them)."""
+    import os
+
+    if os.environ.get(name) is None:
+        raise CliError(f"environment variable `{name}` is not set (it must hold the HMAC secret)")
+    value = os.environb.get(name.encode(), b"") if os.supports_bytes_environ else os.environ[name].encode("utf-8")
+    if not value:
+        raise CliError(f"environment variable `{name}` is empty (it must hold the HMAC secret)")
+    return value
+
+
+def _private_key_from_file(path: str):
+    from .keys import Ed25519PrivateKey
+
+    try:
+        text = _read_input(path).decode("ascii").strip()
+    except UnicodeDecodeError:
+        raise CliError(f"{path} is not a base64 PKCS#8 Ed25519 private key") from None
+    return Ed25519PrivateKey.from_string(text)
+
+
+def _signed_body(args: argparse.Namespace) -> dict:
+    body = _load_json(_read_input(args.file))
+    if not isinstance(body, dict):
+        raise CliError(f"a signed document must be a JSON object, got {type(body).__name__}")
+    return body
+
+
+def cmd_sign(args: argparse.Namespace) -> int:
+    from .signing import sign
+
+    body = _signed_body(args)
+    if args.secret_env is not None:
+        signature = sign(body, secret=_secret_from_env(args.secret_env))
+    else:
+        signature = sign(body, private_key=_private_key_from_file(args.key))
+    signed = dict(body)
+    signed["signature"] = signature
+    _write(canonicalize(signed))
+    return EXIT_OK
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from .errors import SignatureError
+    from .signing import verify
+
+    body = _signed_body(args)
+    try:
+        if args.secret_env is not None:
+            verify(body, secret=_secret_from_env(args.secret_env))
+        else:
+            verify(body, public_key=args.public_key)
+    except SignatureError as exc:
+        print(f"ajpcore verify: invalid: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    _write(f"valid: {body['signature'].partition(':')[0]} signature\n".encode())
+    return EXIT_OK
 
 
 import base64  # noqa: E402
@@ -184,6 +263,19 @@ def build_parser() -> argparse.ArgumentParser:
     # decode-check parser
 
     # keygen, sign, verify, fingerprint parsers
+    p = sub.add_parser("sign", help="print a JSON document with its `signature` set (HMAC-SHA256 or Ed25519)")
+    _add_file(p)
+    how = p.add_mutually_exclusive_group(required=True)
+    how.add_argument("--secret-env", metavar="VAR", help="sign with HMAC-SHA256 under the secret held in environment variable VAR")
+    how.add_argument("--key", metavar="FILE", help="sign with Ed25519 under the private key in FILE (base64 PKCS#8)")
+    p.set_defaults(func=cmd_sign)
+
+    p = sub.add_parser("verify", help="check a document's `signature`: exit 0 valid, 1 invalid, 2 malformed input")
+    _add_file(p)
+    how = p.add_mutually_exclusive_group(required=True)
+    how.add_argument("--secret-env", metavar="VAR", help="HMAC-SHA256 secret held in environment variable VAR")
+    how.add_argument("--public-key", metavar="KEY", help="Ed25519 public key: base64 SPKI DER or ed25519:<base64|hex>")
+    p.set_defaults(func=cmd_verify)
 
     p = sub.add_parser("keygen", help="create an Ed25519 private key file (mode 0600); print its public key")
     p.add_argument("--out", default=DEFAULT_KEY_FILE, help=f"private key file to create (default: {DEFAULT_KEY_FILE})")

@@ -1,0 +1,256 @@
+"""Signatures over AJP message bodies: ``sha256:`` (HMAC-SHA256) and ``ed25519:``.
+
+A body is signed over ``signing_bytes(body)``: the RFC 8785 canonical JSON of the
+body without its top-level ``"signature"`` member.  The signature string is
+``"sha256:" + 64 lowercase hex`` (HMAC-SHA256 keyed with the UTF-8 secret) or
+``"ed25519:" + 88 characters of padded standard base64`` (the 64-byte Ed25519
+signature).  HMAC signing streams the canonical bytes straight into the MAC, so
+a body of any size costs O(chunk) extra memory; nothing here mutates the body.
+
+A signature that matches only the pre-0.3 AJP form (``JSON.stringify(rest,
+Object.keys(rest).sort())``, which signs nested objects only through keys that
+happen to share a top-level name) is reported as ``LegacySignature`` and never
+accepted.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from hmac import compare_digest
+from typing import Any, Optional
+
+from . import _core
+from .errors import (
+    BadSignature,
+    EncodeError,
+    KeyFormatError,
+    KeyUsageError,
+    LegacySignature,
+    MalformedSignature,
+    UnsupportedScheme,
+)
+
+__all__ = ["SIGN_CHUNK_SIZE", "signing_bytes", "sign", "verify"]
+
+SIGN_CHUNK_SIZE = 16384
+"""Size of the canonical-JSON chunks streamed into the HMAC (the extra memory of signing)."""
+
+_SHA256_SIGNATURE = re.compile(r"sha256:([0-9a-f]{64})")
+# 64 bytes are 86 base64 digits carrying 516 bits: the last digit's 4 low bits are
+# padding and must be zero (RFC 4648 §3.5, canonical encoding), so it is one of A Q g w.
+_ED25519_SIGNATURE = re.compile(r"ed25519:([A-Za-z0-9+/]{85}[AQgw]==)")
+_ANY_SCHEME = re.compile(r"([a-z][a-z0-9_-]{0,31}):.*", re.DOTALL)
+
+_MISSING = object()
+_BACKENDS = ("cryptography", "pynacl")
+
+
+def _unsigned(body: Any) -> dict:
+    """``body`` without its top-level ``signature``: the body itself, or a shallow copy."""
+    if not isinstance(body, dict):
+        raise EncodeError(f"A signed body must be a JSON object, got `{type(body).__qualname__}`", "$")
+    if "signature" not in body:
+        return body
+    rest = dict(body)
+    del rest["signature"]
+    return rest
+
+
+def _one_key(secret: Any, key: Any, key_name: str) -> None:
+    if (secret is None) == (key is None):
+        given = "both" if secret is not None else "neither"
+        raise KeyUsageError(f"Give exactly one of `secret` (HMAC-SHA256) or `{key_name}` (Ed25519), got {given}")
+
+
+def _hmac_tag(value: dict, secret: Any) -> bytes:
+    """HMAC-SHA256 of the canonical bytes of ``value``, streamed chunk by chunk."""
+    impl = _core.impl
+    signer = impl.HmacSigner(secret)  # raises KeyUsageError for a secret of another type
+    if not secret:
+        raise KeyFormatError("HMAC secret is empty")
+    impl.canonicalize_into(value, signer.update, chunk_size=SIGN_CHUNK_SIZE)
+    return signer.finalize()
+
+
+def _private_key(key: Any) -> Any:
+    from .keys import Ed25519PrivateKey
+
+    if isinstance(key, Ed25519PrivateKey):
+        return key
+    if isinstance(key, str):
+        return Ed25519PrivateKey.from_string(key)
+    raise KeyUsageError(f"`private_key` must be an `Ed25519PrivateKey` or its text form, got `{type(key).__qualname__}`")
+
+
+def _public_key(key: Any) -> Any:
+    from .keys import Ed25519PublicKey
+
+    if isinstance(key, Ed25519PublicKey):
+        return key
+    if isinstance(key, str):
+        return Ed25519PublicKey.from_string(key)
+    raise KeyUsageError(f"`public_key` must be an `Ed25519PublicKey` or its text form, got `{type(key).__qualname__}`")
+
+
+def signing_bytes(body: dict) -> bytes:
+    """The bytes a signature covers: RFC 8785 canonical JSON of ``body`` minus its top-level ``signature``.
+
+    ``body`` is not modified.  Raises EncodeError when ``body`` is not a dict or
+    has no canonical JSON form.
+    """
+    return _core.impl.canonicalize(_unsigned(body))
+
+
+def sign(body: dict, *, secret: Any = None, private_key: Any = None) -> str:
+    """The signature string of ``body`` (its ``signature`` member, if any, is ignored).
+
+    With ``secret`` (bytes or str, UTF-8; not empty): ``"sha256:" + 64 lowercase
+    hex`` of HMAC-SHA256 over ``signing_bytes(body)``, streamed.  With
+    ``private_key`` (an ``Ed25519PrivateKey`` or its base64 PKCS#8 text):
+    ``"ed25519:" + 88-character padded base64`` of the Ed25519 signature.
+    The body is never modified; set ``body["signature"]`` yourself.
+
+    Raises KeyUsageError unless exactly one of ``secret``/``private_key`` is
+    given or when it has another type, KeyFormatError for an empty secret or a
+    key text that does not parse, EncodeError when ``body`` is not a dict or has
+    no canonical JSON form.
+    """
+    _one_key(secret, private_key, "private_key")
+    rest = _unsigned(body)
+    if secret is not None:
+        return "sha256:" + _hmac_tag(rest, secret).hex()
+    key = _private_key(private_key)
+    signature = key.sign(_core.impl.canonicalize(rest))
+    return "ed25519:" + base64.b64encode(signature).decode("ascii")
+
+
+def parse_signature(signature: Any) -> tuple:
+    """Split a signature string into ``(scheme, raw bytes)``: ``("sha256", 32 bytes)`` or ``("ed25519", 64 bytes)``.
+
+    Strict: exactly ``sha256:`` + 64 lowercase hex digits, or ``ed25519:`` + 88
+    characters of padded standard base64 with zero pad bits; no whitespace, no
+    other spelling.  Raises MalformedSignature for anything else with a known
+    or no scheme, UnsupportedScheme for a well-formed unknown scheme
+    (``rsa:...``).
+    """
+    if signature is _MISSING:
+        raise MalformedSignature("The body has no `signature`")
+    if not isinstance(signature, str):
+        raise MalformedSignature(f"`signature` must be a string, got `{type(signature).__qualname__}`")
+    m = _SHA256_SIGNATURE.fullmatch(signature)
+    if m is not None:
+        return "sha256", bytes.fromhex(m.group(1))
+    m = _ED25519_SIGNATURE.fullmatch(signature)
+    if m is not None:
+        return "ed25519", base64.b64decode(m.group(1), validate=True)
+    if signature.startswith("sha256:"):
+        raise MalformedSignature("A `sha256` signature is `sha256:` and exactly 64 lowercase hex digits")
+    if signature.startswith("ed25519:"):
+        raise MalformedSignature(
+            "An `ed25519` signature is `ed25519:` and exactly 88 characters of padded standard"
+            " base64 of 64 bytes (zero pad bits, no whitespace)"
+        )
+    m = _ANY_SCHEME.fullmatch(signature)
+    if m is not None:
+        raise UnsupportedScheme(f"Unknown signature scheme `{m.group(1)}` (ajpcore knows `sha256` and `ed25519`)")
+    raise MalformedSignature("A signature is `sha256:<64 hex digits>` or `ed25519:<88 base64 characters>`")
+
+
+def _legacy_form(rest: dict) -> dict:
+    """What the pre-0.3 AJP signer serialized: ``JSON.stringify(rest, Object.keys(rest).sort())``.
+
+    An array replacer is a property allow-list applied to every object at every
+    depth (ECMA-262 SerializeJSONObject uses it as the key list K), so nested
+    objects keep only members named like a top-level member; arrays keep every
+    element.  Its key order is the sorted list, i.e. UTF-16 code-unit order
+    (Array.prototype.sort without a comparator), which is RFC 8785's order, and
+    for JSON values JSON.stringify writes strings and finite numbers exactly as
+    RFC 8785 does: so the legacy bytes are the canonical JSON of this filtered copy.
+    Built with an explicit stack (never recursion), depth bounded by MAX_DEPTH.
+    """
+    allowed = frozenset(rest)
+    root: dict = {}
+    stack = [(rest, root, 1)]
+    limit = _core.impl.MAX_DEPTH
+    while stack:
+        source, target, depth = stack.pop()
+        if depth > limit:
+            raise EncodeError(f"Nesting deeper than {limit}", "$")
+        if isinstance(source, dict):
+            for k in source:
+                if k in allowed:
+                    target[k] = _legacy_child(source[k], stack, depth)
+        else:
+            for item in source:
+                target.append(_legacy_child(item, stack, depth))
+    return root
+
+
+def _legacy_child(value: Any, stack: list, depth: int) -> Any:
+    if isinstance(value, dict):
+        copy: Any = {}
+    elif isinstance(value, (list, tuple)):
+        copy = []
+    else:
+        return value
+    stack.append((value, copy, depth + 1))
+    return copy
+
+
+_LEGACY_MESSAGE = (
+    "The signature matches only the pre-0.3 AJP signing form (JSON.stringify with a top-level key"
+    " allow-list, which leaves nested fields unsigned) and is refused: upgrade your sender to"
+    " ajp-protocol 0.3 or later, which signs the RFC 8785 canonical JSON of the whole body"
+)
+
+
+def verify(body: dict, *, secret: Any = None, public_key: Any = None, backend: Optional[str] = None) -> None:
+    """Check ``body["signature"]`` against the rest of ``body``; returns None when it is valid.
+
+    With ``secret`` (bytes or str, UTF-8; not empty) the signature must be
+    ``sha256:``; with ``public_key`` (an ``Ed25519PublicKey`` or a text form
+    ``Ed25519PublicKey.from_string`` reads) it must be ``ed25519:``, checked
+    under the strict Ed25519 policy through ``backend`` (None/"cryptography" or
+    "pynacl": same verdict).  The body is never modified.
+
+    Raises MalformedSignature (missing, not a string, not exactly the strict
+    format), UnsupportedScheme (the scheme does not fit the key given, or is
+    unknown), LegacySignature (valid only under the pre-0.3 AJP form; never
+    accepted), BadSignature (anything else that does not verify);
+    KeyUsageError unless exactly one of ``secret``/``public_key`` is given, for
+    a key of another type or an unknown ``backend``; KeyFormatError (WeakKey)
+    for an empty secret or a public key text that does not parse (or that the
+    strict policy refuses); EncodeError when ``body`` is not a dict or has no
+    canonical JSON form.
+    """
+    _one_key(secret, public_key, "public_key")
+    if backend is not None and backend not in _BACKENDS:
+        raise KeyUsageError(f"unknown Ed25519 backend `{backend}` (expected `cryptography` or `pynacl`)")
+    if not isinstance(body, dict):
+        raise EncodeError(f"A signed body must be a JSON object, got `{type(body).__qualname__}`", "$")
+    scheme, raw = parse_signature(body.get("signature", _MISSING))
+    rest = _unsigned(body)
+    if secret is not None:
+        if scheme != "sha256":
+            raise UnsupportedScheme(f"An `{scheme}` signature needs a public key; a secret checks only `sha256` signatures")
+        if compare_digest(_hmac_tag(rest, secret), raw):
+            return
+        # Only after the real check failed: is this a sender still on the pre-0.3 form?
+        if compare_digest(_hmac_tag(_legacy_form(rest), secret), raw):
+            raise LegacySignature(_LEGACY_MESSAGE)
+        raise BadSignature("The `sha256` signature does not match the body")
+    if scheme != "ed25519":
+        raise UnsupportedScheme(f"A `{scheme}` signature needs a shared secret; a public key checks only `ed25519` signatures")
+    key = _public_key(public_key)
+    impl = _core.impl
+    try:
+        key.verify(raw, impl.canonicalize(rest), backend=backend)
+        return
+    except BadSignature as exc:
+        failure = exc
+    try:
+        key.verify(raw, impl.canonicalize(_legacy_form(rest)), backend=backend)
+    except BadSignature:
+        raise failure from None
+    raise LegacySignature(_LEGACY_MESSAGE)
