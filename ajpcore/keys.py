@@ -164,11 +164,14 @@ class Ed25519PublicKey:
 
         Uses libsodium's ``crypto_core_ed25519_is_valid_point`` (canonical, on
         the curve, not of small order, in the prime-order subgroup).  Raises
-        ``WeakKey`` when it fails, ``KeyUsageError`` if PyNaCl is missing.
+        ``WeakKey`` when it fails, ``KeyUsageError`` if PyNaCl (or that
+        libsodium function) is missing.
         """
         ok = self._torsion_free
         if ok is None:
             bindings = _nacl_bindings()
+            if not getattr(bindings, "has_crypto_core_ed25519", False):  # minimal libsodium builds
+                raise KeyUsageError("this libsodium lacks crypto_core_ed25519: cannot check torsion")
             ok = self._torsion_free = bool(bindings.crypto_core_ed25519_is_valid_point(self._raw))
         if not ok:
             raise WeakKey(

@@ -262,7 +262,7 @@ LOCATIONS = [
     ("provenance:domain:example.com/agents/research", "https://example.com/attacker/agents/research/x.json", "mismatch"),
     ("provenance:domain:example.com", "https://example.com:8443/.well-known/provenance.json", "mismatch"),
     ("provenance:domain:example.com", "https://example.com:443/.well-known/provenance.json", "match"),
-    ("provenance:domain:example.com", "https://example.com@evil.org/.well-known/provenance.json", "mismatch"),
+    ("provenance:domain:example.com", "https://example.com@evil.org/.well-known/provenance.json", "unchecked"),
     ("provenance:domain:example.com", "http://example.com/.well-known/provenance.json", "unchecked"),
     ("provenance:domain:example.com", "not a url", "unchecked"),
     ("provenance:domain:example.com", "https://example.com/x\n", "unchecked"),
@@ -291,6 +291,15 @@ LOCATIONS = [
     ("not-a-provenance-id", "https://example.com/x", "unchecked"),
     (" provenance:github:alice/agent", "https://github.com/alice/agent", "unchecked"),
     (None, "https://github.com/alice/agent", "unchecked"),
+    # URLs a fetcher (WHATWG URL) and urlsplit could read differently are never a match.
+    ("provenance:domain:example.com", "https://evil.org\\@example.com/.well-known/provenance.json", "unchecked"),
+    ("provenance:domain:example.com", "https://user@example.com/.well-known/provenance.json", "unchecked"),
+    ("provenance:github:alice/agent", "https://github.com/alice/agent/../../evil/x/PROVENANCE.yml", "unchecked"),
+    ("provenance:github:alice/agent", "https://github.com/alice/agent/%2e%2e/x", "unchecked"),
+    ("provenance:domain:bücher.example", "https://bücher.example/.well-known/provenance.json", "unchecked"),
+    ("provenance:domain:example.com", "https://[::1]/.well-known/provenance.json", "unchecked"),
+    ("provenance:domain:example.com", "https://example.com:99999/x", "unchecked"),
+    ("provenance:domain:example.com", "https://exa%6dple.com/x", "unchecked"),
 ]
 
 
