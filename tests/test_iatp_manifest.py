@@ -101,10 +101,6 @@ def using(twin):
         _core.impl = saved
 
 
-# Until the strict decoder lands on this branch the bytes path cannot run.
-needs_decode = pytest.mark.skipif(not hasattr(_core.impl, "decode"), reason="ajpcore.decode not merged yet")
-
-
 def accepts(doc):
     try:
         CapabilityManifest.from_dict(doc)
@@ -216,7 +212,6 @@ def test_accepts_exactly_what_the_published_schema_accepts(doc):
         assert manifest.to_dict() == doc
 
 
-@needs_decode
 @settings(max_examples=60, deadline=None)
 @given(doc=manifests() | manifest_mutations())
 def test_bytes_path_agrees_on_both_twins(twins, doc):
@@ -464,7 +459,6 @@ def test_nan_in_a_declared_number_is_refused():
         CapabilityManifest.from_dict(doc)
 
 
-@needs_decode
 @pytest.mark.parametrize(
     "data",
     [b'{"identity": 1, "identity": 2}', b"{", b'{"protocol_version": NaN}', b"\xff", b"[" * 100_000],
@@ -474,13 +468,11 @@ def test_from_json_refuses_malformed_bytes(core, data):
         CapabilityManifest.from_json(data)
 
 
-@needs_decode
 def test_from_json_reports_schema_problems_as_validation_error(core):
     with pytest.raises(ValidationError, match="protocol_version"):
         CapabilityManifest.from_json(b'{"identity": {"agent_id": "a", "owner": "o"}, "trust_level": "unknown"}')
 
 
-@needs_decode
 @settings(max_examples=40, deadline=None)
 @given(st.binary(max_size=64))
 def test_from_json_on_arbitrary_bytes_never_crashes(data):
