@@ -437,6 +437,11 @@ class _Part:
         """RFC 8785 canonical bytes of ``to_dict()``."""
         return _core.impl.canonicalize(self.to_dict())
 
+    def __reduce__(self) -> Any:
+        # Pickle and copy through the JSON form (the read-only mapping of extra
+        # members cannot be pickled itself); unpickling validates again.
+        return (type(self).from_dict, (self.to_dict(),))
+
     # -- direct construction --------------------------------------------------
 
     def __post_init__(self) -> None:

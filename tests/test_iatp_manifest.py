@@ -480,3 +480,11 @@ def test_from_json_on_arbitrary_bytes_never_crashes(data):
         CapabilityManifest.from_json(data)
     except DecodeError:
         pass
+
+
+def test_pickle_and_copy_go_through_the_json_form():
+    import pickle
+
+    m = CapabilityManifest.from_dict(HANDSHAKE_EXAMPLE)
+    assert pickle.loads(pickle.dumps(m)) == m
+    assert copy.deepcopy(m) == m and copy.copy(m) == m
