@@ -86,6 +86,7 @@ __all__ = [
     "sign_manifest",
     "verify_manifest",
     "schema",
+    "SCHEMA_NAMES",
 ]
 
 # Frozen, slotted, keyword-only on every Python that has the options (3.10+);
@@ -177,17 +178,30 @@ class ChainStatus(str, enum.Enum):
 # ---------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=None)
-def schema(name: str) -> Mapping[str, Any]:
-    """The shipped Draft 2020-12 schema ``ajpcore/schemas/<name>.schema.json`` as a dict.
+SCHEMA_NAMES = (
+    "iatp-capability-manifest",
+    "iatp-compensation-request",
+    "iatp-compensation-response",
+    "iatp-compensation-chain",
+    "iatp-compensation-chain-entry",
+    "iatp-audit-event",
+)
+"""Names of the IATP schemas shipped in ``ajpcore/schemas/`` (``<name>.schema.json``)."""
 
-    ``name`` is one of ``iatp-capability-manifest``, ``iatp-compensation-request``,
-    ``iatp-compensation-response``, ``iatp-compensation-chain``,
-    ``iatp-compensation-chain-entry``, ``iatp-audit-event``.  Raises
-    ``FileNotFoundError`` for any other name.
+
+@functools.lru_cache(maxsize=None)
+def _schema_text(name: str) -> str:
+    if name not in SCHEMA_NAMES:
+        raise ValueError(f"unknown IATP schema `{name}` (one of {', '.join(SCHEMA_NAMES)})")
+    return resources.files("ajpcore.schemas").joinpath(f"{name}.schema.json").read_text("utf-8")
+
+
+def schema(name: str) -> Dict[str, Any]:
+    """A fresh copy of the shipped Draft 2020-12 schema ``ajpcore/schemas/<name>.schema.json``.
+
+    ``name`` is one of ``SCHEMA_NAMES``; raises ``ValueError`` for any other.
     """
-    text = resources.files("ajpcore.schemas").joinpath(f"{name}.schema.json").read_text("utf-8")
-    return json.loads(text)
+    return json.loads(_schema_text(name))
 
 
 # The published schema's validators treat `email`, `uri` and `uri-reference` as
@@ -242,8 +256,6 @@ def _json_copy(value: Any, errors: List[Tuple[str, str]]) -> Any:
             if v != v or v in (float("inf"), float("-inf")):
                 errors.append((format_path(steps), f"Non-finite float `{v!r}` has no JSON form"))
             return v
-        if isinstance(v, bool):
-            return bool(v)
         if isinstance(v, int):
             return int(v)
         if isinstance(v, float):
@@ -274,9 +286,15 @@ def _json_copy(value: Any, errors: List[Tuple[str, str]]) -> Any:
     while stack:
         src, dst, items, steps = stack[-1]
         for key, item in items:
-            if isinstance(src, Mapping) and type(key) is not str:
-                errors.append((format_path(steps), f"Expected `str` member names, got `{type(key).__name__}`"))
-                continue
+            if isinstance(src, Mapping):
+                if not isinstance(key, str):
+                    errors.append((format_path(steps), f"Expected `str` member names, got `{type(key).__name__}`"))
+                    continue
+                key = str(key)
+                try:
+                    key.encode("utf-8")
+                except UnicodeEncodeError:
+                    errors.append((format_path(steps), "Member name contains a lone surrogate"))
             child_steps = steps + [key]
             if container(item):
                 child: Any = {} if isinstance(item, Mapping) else []
@@ -462,6 +480,9 @@ class _Part:
                         object.__setattr__(self, attr, kind(value))
                     except ValueError:
                         errors.append((format_path(steps), f"Expected one of {_choices(kind)}, got `{value!r}`"))
+            elif kind is _Int:
+                if type(value) is float and value.is_integer():
+                    object.__setattr__(self, attr, int(value))
             elif isinstance(kind, tuple):
                 item_kind = kind[1]
                 if not isinstance(value, (list, tuple)):
@@ -489,9 +510,11 @@ class _Part:
             object.__setattr__(self, "extra", MappingProxyType(extra if isinstance(extra, dict) else {}))
         if errors:
             raise ValidationError(errors)
-        problems = _problems(self._SCHEMA[0], self._SCHEMA[1:], self.to_dict())
-        if problems:
-            raise ValidationError(problems)
+        document = self.to_dict()
+        _json_copy(document, errors)  # NaN, huge ints, lone surrogates, depth of the whole
+        errors.extend(_problems(self._SCHEMA[0], self._SCHEMA[1:], document))
+        if errors:
+            raise ValidationError(errors)
 
 
 def _choices(kind: Type[enum.Enum]) -> str:
@@ -654,7 +677,7 @@ class CapabilityManifest(_Part):
     """An IATP capability manifest, exactly as the published schema defines it.
 
     Required: ``identity``, ``trust_level``, ``protocol_version``
-    (``<major>.<minor>``).  ``schema`` is the ``$schema`` member.  Members the
+    (``<major>.<minor>``).  ``schema_uri`` is the ``$schema`` member.  Members the
     schema does not name (``scopes``, the ajpcore ``signature``, future fields)
     are in ``extra`` and round-trip exactly.
     """
@@ -664,7 +687,7 @@ class CapabilityManifest(_Part):
     identity: Identity = _member(kind=Identity, default=dataclasses.MISSING)
     trust_level: TrustLevel = _member(kind=TrustLevel, default=dataclasses.MISSING)
     protocol_version: str = _member(default=dataclasses.MISSING)
-    schema: Optional[str] = _member("$schema")
+    schema_uri: Optional[str] = _member("$schema")
     capabilities: Optional[Capabilities] = _member(kind=Capabilities)
     reversibility: Optional[Reversibility] = _member(kind=Reversibility)
     privacy: Optional[Privacy] = _member(kind=Privacy)

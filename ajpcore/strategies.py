@@ -12,6 +12,7 @@ from __future__ import annotations
 # the first section so every section below can use ``st``; importing this module without
 # hypothesis installed raises ImportError, the rest of ajpcore never imports it.
 
+import functools as _functools_iatp
 from typing import Any as _Any
 
 from hypothesis import strategies as st
@@ -216,6 +217,13 @@ def _iatp_schema_members(node: _Any, path: _Tuple[_Any, ...]) -> _List[_Tuple[_T
     return out
 
 
+@_functools_iatp.lru_cache(maxsize=1)
+def _iatp_manifest_members() -> _Tuple[_Tuple[_Tuple[_Any, ...], _Dict[str, _Any]], ...]:
+    from .iatp import schema
+
+    return tuple(_iatp_schema_members(schema("iatp-capability-manifest"), ()))
+
+
 _IATP_WRONG_TYPES: _Dict[str, _List[_Any]] = {
     "string": [1, 1.5, True, None, [], {}],
     "integer": [1.5, "1", True, None, [], {}],
@@ -241,10 +249,8 @@ def manifest_mutations(draw: _Any) -> _Dict[str, _Any]:
     of range or fractional where an integer is due, an enum value or pattern missed,
     a string too short or too long, an impossible date-time) and sometimes keep it
     valid (an optional member removed, an integral float, an extra member)."""
-    from .iatp import schema
-
     manifest = draw(manifests())
-    members = _iatp_schema_members(schema("iatp-capability-manifest"), ())
+    members = _iatp_manifest_members()
     for _ in range(draw(_st_iatp.integers(1, 2))):
         _iatp_mutate(draw, manifest, members)
     return manifest

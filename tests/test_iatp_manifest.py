@@ -417,6 +417,12 @@ def test_direct_construction_coerces_enums_and_validates():
         Identity(agent_id="a", owner="o", extra={"owner": "p"})
     with pytest.raises(ValidationError, match="until_state"):
         UndoConditions(until_state=5)
+    with pytest.raises(ValidationError, match="Non-finite"):
+        Capabilities(sla_availability=math.nan)
+    with pytest.raises(ValidationError, match="surrogate"):
+        Identity(agent_id="\ud800", owner="o")
+    caps = Capabilities(concurrency_limit=10.0)
+    assert type(caps.concurrency_limit) is int and caps == Capabilities.from_dict({"concurrency_limit": 10})
 
 
 # -- hostile Python input ---------------------------------------------------------------------
