@@ -748,7 +748,13 @@ class CompensationResponse(_Part):
 
 @dataclasses.dataclass(**_DATACLASS)
 class ChainEntry(_Part):
-    """One transaction of a saga's compensation chain."""
+    """One transaction of a saga's compensation chain.
+
+    ``status`` ``failed`` means the transaction itself failed (nothing to undo);
+    a compensation that was tried and failed is ``failed`` with the extra member
+    ``compensation_attempted: true`` (what ``CompensationChain.record`` writes),
+    since IATP-002 uses the one word for both.
+    """
 
     _SCHEMA: ClassVar[Tuple[str, ...]] = ("iatp-compensation-chain-entry",)
 
@@ -1073,6 +1079,7 @@ MANIFEST_SIGNATURE_CONTEXT = b"iatp-manifest-v1:"
 """Domain-separation prefix of the bytes a manifest signature covers."""
 
 _ED25519_PREFIX = "ed25519:"
+_UNSIGNED = object()
 
 
 def _manifest_body(manifest: Union[CapabilityManifest, Mapping[str, Any]]) -> Dict[str, Any]:
@@ -1098,7 +1105,7 @@ def manifest_signing_bytes(manifest: Union[CapabilityManifest, Mapping[str, Any]
 def _parse_manifest_signature(value: Any) -> bytes:
     from .signing import parse_signature
 
-    if value is None:
+    if value is _UNSIGNED:
         raise MalformedSignature("The manifest has no `signature` - at `$.signature`")
     try:
         scheme, raw = parse_signature(value)
@@ -1165,7 +1172,7 @@ def verify_manifest(
     from .keys import Ed25519PublicKey
 
     typed = manifest if isinstance(manifest, CapabilityManifest) else CapabilityManifest.from_dict(manifest)
-    raw = _parse_manifest_signature(typed.signature)
+    raw = _parse_manifest_signature(typed.extra.get("signature", _UNSIGNED))
     pinned = None
     if public_key is not None:
         pinned = public_key if isinstance(public_key, Ed25519PublicKey) else Ed25519PublicKey.from_string(public_key)
