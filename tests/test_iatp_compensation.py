@@ -110,7 +110,7 @@ def test_message_examples_parse_validate_and_round_trip(core, kind):
         assert typed.to_json() == core.canonicalize(value)
 
 
-@pytest.mark.parametrize("name", ["iatp-compensation-request", "iatp-compensation-response", "iatp-audit-event", "iatp-compensation-chain"])
+@pytest.mark.parametrize("name", ["iatp-compensation-request", "iatp-compensation-response", "iatp-audit-event", "iatp-compensation-chain", "iatp-attestation"])
 def test_shipped_schemas_are_valid_2020_12_and_their_examples_validate(name):
     document = schema(name)
     jsonschema.Draft202012Validator.check_schema(document)
