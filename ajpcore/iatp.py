@@ -352,6 +352,27 @@ class _Int:
     """JSON Schema ``integer``: an integral float such as ``10.0`` is an integer too."""
 
 
+_NO_EXTRA: Mapping[str, Any] = MappingProxyType({})
+
+
+def _integer(value: Any) -> Any:
+    return int(value) if type(value) is float else value
+
+
+def _converter(kind: Any) -> Any:
+    """How ``_from_valid`` turns a schema-valid JSON value into the member's Python value."""
+    if kind is None or kind == _NULLABLE:
+        return None
+    if kind is _Int:
+        return _integer
+    if isinstance(kind, type) and issubclass(kind, _Part):
+        return kind._from_valid
+    if isinstance(kind, type) and issubclass(kind, enum.Enum):
+        return {member.value: member for member in kind}.__getitem__
+    item = _converter(kind[1])
+    return lambda values: tuple(map(item, values))
+
+
 class _Part:
     """Shared machinery of the typed IATP objects (construction, JSON form, validation)."""
 
@@ -359,50 +380,45 @@ class _Part:
     _SCHEMA: ClassVar[Tuple[str, ...]] = ()  # schema name, then the property path to this part
     _MEMBERS: ClassVar[Tuple[Tuple[str, str, Any, Any], ...]] = ()  # (attr, json, kind, default)
     _NAMES: ClassVar[FrozenSet[str]] = frozenset()
+    _PLAN: ClassVar[Tuple[Tuple[str, str, Any, Any], ...]] = ()  # (attr, json, converter, default)
 
     extra: Mapping[str, Any]
 
     @classmethod
     def _declare(cls) -> None:
         members = []
+        plan = []
         for f in dataclasses.fields(cls):  # type: ignore[arg-type]
-            if f.metadata.get("kind") == "extra":
+            kind = f.metadata.get("kind")
+            if kind == "extra":
                 continue
-            default = f.default if f.default is not dataclasses.MISSING else dataclasses.MISSING
-            members.append((f.name, f.metadata.get("json") or f.name, f.metadata.get("kind"), default))
+            name = f.metadata.get("json") or f.name
+            members.append((f.name, name, kind, f.default))
+            plan.append((f.name, name, _converter(kind), f.default))
         cls._MEMBERS = tuple(members)
+        cls._PLAN = tuple(plan)
         cls._NAMES = frozenset(m[1] for m in members)
 
     # -- from JSON ------------------------------------------------------------
 
     @classmethod
-    def _from_valid(cls: Type[_P], data: Mapping[str, Any]) -> _P:
+    def _from_valid(cls: Type[_P], data: Dict[str, Any]) -> _P:
         """Build from a value the schema accepted (no second validation, no copy)."""
         obj = object.__new__(cls)
-        for attr, name, kind, default in cls._MEMBERS:
+        setattr_ = object.__setattr__
+        present = 0
+        for attr, name, convert, default in cls._PLAN:
             if name in data:
+                present += 1
                 value = data[name]
-                if kind is None:
-                    pass
-                elif kind is _Int:
-                    value = int(value) if type(value) is float else value
-                elif isinstance(kind, type) and issubclass(kind, _Part):
-                    value = kind._from_valid(value)
-                elif isinstance(kind, type) and issubclass(kind, enum.Enum):
-                    value = kind(value)
-                elif isinstance(kind, tuple):  # ("items", part or enum class)
-                    item_kind = kind[1]
-                    if issubclass(item_kind, _Part):
-                        value = tuple(item_kind._from_valid(v) for v in value)
-                    else:
-                        value = tuple(item_kind(v) for v in value)
+                setattr_(obj, attr, value if convert is None else convert(value))
             else:
-                value = default
-            object.__setattr__(obj, attr, value)
-        names = cls._NAMES
-        object.__setattr__(
-            obj, "extra", MappingProxyType({k: v for k, v in data.items() if k not in names})
-        )
+                setattr_(obj, attr, default)
+        if present == len(data):
+            setattr_(obj, "extra", _NO_EXTRA)
+        else:
+            names = cls._NAMES
+            setattr_(obj, "extra", MappingProxyType({k: v for k, v in data.items() if k not in names}))
         return obj
 
     @classmethod
