@@ -126,3 +126,12 @@ def test_usage_errors_exit_2(files):
 def test_stdin(files):
     out = run("check", "manifest", stdin=json.dumps(manifest_doc()).encode())
     assert out.returncode == 0, out.stderr
+
+
+def test_check_prints_specification_warnings_without_failing(files):
+    doc = manifest_doc()
+    doc["reversibility"]["compensation_method"] = "undo_it"
+    out = run("check", "manifest", files("m.json", doc))
+    assert out.returncode == 0, out.stderr
+    assert b"warning: `undo_it` is neither a standard method" in out.stdout
+    assert b"$.reversibility.compensation_method" in out.stdout

@@ -26,8 +26,10 @@ from ajpcore.iatp import (
     ReversibilityLevel,
     TrustLevel,
     UndoConditions,
+    manifest_from_reference_model,
     schema,
     spec_warnings,
+    trust_score,
 )
 from ajpcore.strategies import manifest_mutations, manifests
 from vector_files import load_json
@@ -175,6 +177,55 @@ def test_python_model_manifests_are_not_wire_manifests(name):
     reasons = str(info.value)
     assert "identity" in reasons and "protocol_version" in reasons
     assert len(info.value.errors) >= 2
+
+
+EXPECTED_SCORES = {  # IATP-001 section 2.3 on the converted manifests
+    "coder_agent.json": (10, "allow"),  # trusted 7, full +2, ephemeral +1
+    "reviewer_agent.json": (5, "warn"),  # standard 5, none, temporary
+    "secure_bank.json": (10, "allow"),  # verified_partner 10, full +2, ephemeral +1, clamped
+    "standard_agent.json": (7, "allow"),  # standard 5, partial +2
+    "untrusted_honeypot.json": (0, "warn"),  # untrusted 0, permanent -1, human -2, clamped
+}
+
+
+@pytest.mark.parametrize("name", PYTHON_MODEL_FILES)
+def test_reference_model_adapter_gives_valid_wire_manifests(name):
+    model = load_json("iatp", f"python-model-manifests/{name}")
+    manifest = manifest_from_reference_model(model, owner="Example Org")
+    doc = manifest.to_dict()
+    assert published.is_valid(doc)
+    assert doc["identity"] == {"agent_id": model["agent_id"], "owner": "Example Org"}
+    assert doc["reversibility"]["level"] == model["capabilities"]["reversibility"]
+    assert doc["privacy"]["retention_policy"] == model["privacy_contract"]["retention"]
+    assert doc["privacy"]["human_in_loop"] == model["privacy_contract"]["human_review"]
+    assert doc["rate_limiting"] == {"requests_per_minute": model["capabilities"]["rate_limit"]}
+    assert doc["capabilities"]["sla_latency_ms"] == int(model["capabilities"]["sla_latency"][:-2])
+    if "undo_window" in model["capabilities"]:
+        assert doc["reversibility"]["undo_window_seconds"] == 86400  # "24h"
+    for key in ("agent_version", "scopes"):
+        assert doc.get(key) == model.get(key)
+    score = trust_score(manifest)
+    assert (score.score, score.decision) == EXPECTED_SCORES[name]
+
+
+@pytest.mark.parametrize(
+    "change,where",
+    [
+        (lambda m: m["capabilities"].update(undo_window="24 hours"), "$.capabilities.undo_window"),
+        (lambda m: m["capabilities"].update(undo_window="1500ms"), "$.capabilities.undo_window"),
+        (lambda m: m["capabilities"].update(sla_latency=2000), "$.capabilities.sla_latency"),
+        (lambda m: m["privacy_contract"].pop("retention"), "$.privacy_contract"),
+        (lambda m: m.pop("privacy_contract"), "$.privacy_contract"),
+        (lambda m: m.update(trust_level="royal"), "$.trust_level"),
+        (lambda m: m["capabilities"].update(reversibility="mostly"), "$.reversibility.level"),
+    ],
+)
+def test_reference_model_adapter_refusals(change, where):
+    model = load_json("iatp", "python-model-manifests/coder_agent.json")
+    change(model)
+    with pytest.raises(ValidationError) as info:
+        manifest_from_reference_model(model, owner="o")
+    assert where in [path for path, _ in info.value.errors]
 
 
 def test_attestation_example_is_not_a_manifest():

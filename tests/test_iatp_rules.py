@@ -199,3 +199,38 @@ def test_times_must_be_aware_rfc_3339(executed_at):
 
 def test_trust_level_enum_members():
     assert [t.value for t in TrustLevel] == list(BASE)
+
+
+# -- specification advice -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "reversibility,privacy,expected",
+    [
+        ({"level": "full", "compensation_method": "rollback"}, None, []),
+        ({"level": "full", "compensation_method": "undo_it"}, None, ["$.reversibility.compensation_method"]),
+        ({"level": "partial", "compensation_method": "custom:"}, None, ["$.reversibility.compensation_method"]),
+        (
+            {"level": "partial", "compensation_method": "custom:email_recall"},
+            None,
+            ["$.reversibility.compensation_endpoint"],
+        ),
+        (
+            {"level": "none", "compensation_method": "refund", "compensation_notes": "n"},
+            None,
+            ["$.reversibility.compensation_method"],
+        ),
+        ({"level": "partial", "compensation_method": None}, None, ["$.reversibility.compensation_method"]),
+        ({"level": "none", "compensation_method": None}, None, ["$.reversibility.compensation_notes"]),
+        ({"level": "none", "compensation_method": None, "compensation_notes": "n"}, None, []),
+        (None, {"retention_policy": "temporary"}, ["$.privacy.retention_duration_seconds"]),
+        (None, {"retention_policy": "temporary", "retention_duration_seconds": 60}, []),
+        (None, {}, []),
+    ],
+)
+def test_spec_warnings(reversibility, privacy, expected):
+    from ajpcore.iatp import spec_warnings
+
+    warnings = spec_warnings(manifest("standard", reversibility, privacy))
+    assert [path for path, _ in warnings] == expected
+    assert all(message for _, message in warnings)
