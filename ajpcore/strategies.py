@@ -232,13 +232,16 @@ _IATP_WRONG_TYPES: _Dict[str, _List[_Any]] = {
     "object": ["x", 1, True, None, []],
     "array": ["none", {}, 1, None],
 }
-_IATP_BAD_VERSIONS = ["1", "1.0.0", "v1.0", "1.0\n", "\u0661.\u0660", " 1.0", "1..0", "1.a", "", "1.0 ", "\uff11.\uff10"]
-_IATP_BAD_SEMVER = ["1.0", "1.0.0.0", "v1.0.0", "1.0.0\n", "1.0.0-rc1", "\u0661.\u0660.\u0660", "1.0.x"]
-_IATP_BAD_DATE_TIMES = [
+_IATP_ODD_VERSIONS = ["007.000", "1", "1.0.0", "v1.0", "1.0\n", "\u0661.\u0660", " 1.0", "1..0", "1.a", "", "1.0 ", "\uff11.\uff10"]
+_IATP_ODD_SEMVER = ["0.0.0", "1.0", "1.0.0.0", "v1.0.0", "1.0.0\n", "1.0.0-rc1", "\u0661.\u0660.\u0660", "1.0.x"]
+_IATP_ODD_DATE_TIMES = [
     "2026-01-23", "2026-01-23T00:00:00", "2026-01-23 00:00:00Z", "2026-02-30T00:00:00Z",
     "2026-13-01T00:00:00Z", "2026-01-23T24:00:00Z", "2026-01-23T00:60:00Z", "2026-01-23T00:00:00+24:00",
     "2026-01-23T00:00:00.Z", "26-01-23T00:00:00Z", "2026-01-23T00:00:00+0000", "2026-01-23T00:00:00Z\n",
-    "\uff12026-01-23T00:00:00Z", "2026-01-23T00:00:00,5Z", "2025-02-29T00:00:00Z",
+    "\uff12026-01-23T00:00:00Z", "2026-01-23T00:00:00,5Z", "2025-02-29T00:00:00Z", "1998-12-31T23:58:60Z",
+    # valid, if unusual: a leap second, lower-case t and z, year zero, a long fraction
+    "1998-12-31T23:59:60Z", "1998-12-31T15:59:60-08:00", "2026-01-23t00:00:00z", "0000-01-01T00:00:00Z",
+    "2024-02-29T12:00:00.123456789012+14:00",
 ]
 
 
@@ -256,20 +259,7 @@ def manifest_mutations(draw: _Any) -> _Dict[str, _Any]:
     return manifest
 
 
-def _iatp_mutate(draw: _Any, manifest: _Dict[str, _Any], members: _Any) -> None:
-    st = _st_iatp
-    present = []
-    for path, sub in members:
-        parent: _Any = manifest
-        for key in path[:-1]:
-            parent = parent.get(key) if isinstance(parent, dict) else None
-        if isinstance(parent, dict) and path[-1] in parent:
-            present.append((parent, path, sub))
-    if not present:  # a previous edit replaced the root's members: add one back
-        manifest["trust_level"] = "Trusted"
-        return
-    parent, path, sub = draw(st.sampled_from(present))
-    key = path[-1]
+def _iatp_mutation_kinds(sub: _Dict[str, _Any]) -> _List[str]:
     kinds = ["remove", "wrong_type", "extra"]
     types = sub.get("type")
     if "minimum" in sub or "maximum" in sub:
@@ -284,7 +274,34 @@ def _iatp_mutate(draw: _Any, manifest: _Dict[str, _Any], members: _Any) -> None:
         kinds.append("length")
     if sub.get("format") == "date-time":
         kinds.append("date_time")
-    kind = draw(st.sampled_from(kinds))
+    return kinds
+
+
+_IATP_KINDS = ["remove", "wrong_type", "extra", "range", "fraction", "integral_float", "enum", "pattern", "length", "date_time"]
+
+
+def _iatp_mutate(draw: _Any, manifest: _Dict[str, _Any], members: _Any) -> None:
+    # The kind first, then a member it applies to: every kind of edit is drawn
+    # as often, however many members allow it.
+    st = _st_iatp
+    present = []
+    for path, sub in members:
+        parent: _Any = manifest
+        for key in path[:-1]:
+            parent = parent.get(key) if isinstance(parent, dict) else None
+        if isinstance(parent, dict) and path[-1] in parent:
+            present.append((parent, path, sub))
+    if not present:  # a previous edit replaced the root's members: add one back
+        manifest["trust_level"] = "Trusted"
+        return
+    kind = draw(st.sampled_from(_IATP_KINDS))
+    candidates = [c for c in present if kind in _iatp_mutation_kinds(c[2])]
+    if not candidates:
+        kind = "wrong_type"
+        candidates = present
+    parent, path, sub = draw(st.sampled_from(candidates))
+    key = path[-1]
+    types = sub.get("type")
     value = parent[key]
     if kind == "remove":
         del parent[key]
@@ -314,8 +331,8 @@ def _iatp_mutate(draw: _Any, manifest: _Dict[str, _Any], members: _Any) -> None:
         else:
             parent[key] = bad
     elif kind == "pattern":
-        parent[key] = draw(st.sampled_from(_IATP_BAD_VERSIONS if key == "protocol_version" else _IATP_BAD_SEMVER))
+        parent[key] = draw(st.sampled_from(_IATP_ODD_VERSIONS if key == "protocol_version" else _IATP_ODD_SEMVER))
     elif kind == "length":
         parent[key] = "" if "minLength" in sub and draw(st.booleans()) else "x" * (sub.get("maxLength", 255) + 1)
     elif kind == "date_time":
-        parent[key] = draw(st.sampled_from(_IATP_BAD_DATE_TIMES))
+        parent[key] = draw(st.sampled_from(_IATP_ODD_DATE_TIMES))
