@@ -328,13 +328,14 @@ def _check_ajp(class_name: str) -> Callable[[bytes, argparse.Namespace], List[st
         from . import ajp
 
         cls = getattr(ajp, class_name)
+        secret = _check_secret(args)  # usage problems first (exit 2), before judging the document
+        now = _check_now(args) if cls is ajp.JobOffer else None
         envelope = cls.from_json(data)
         lines = [f"valid {class_name} `{envelope.job_id}`"]
         if cls is ajp.JobOffer:
-            check = ajp.validate_offer(envelope, now=_check_now(args), strict=True)
+            check = ajp.validate_offer(envelope, now=now, strict=True)
             check.raise_for_errors()
             lines += [f"warning: {w}" for w in check.warnings]
-        secret = _check_secret(args)
         if secret is None and args.public_key is None:
             lines.append("signature: not checked (give --secret-env VAR or --public-key KEY)")
         elif cls is ajp.JobOffer:
