@@ -289,25 +289,29 @@ def ecma_regex(pattern: str) -> "re.Pattern[str]":
 
 # -- formats ---------------------------------------------------------------------
 
-_UNRESERVED = r"A-Za-z0-9\-._~"
-_SUB_DELIMS = r"!$&'()*+,;="
-_PCT = r"%[0-9A-Fa-f]{2}"
-_PCHAR = rf"(?:[{_UNRESERVED}{_SUB_DELIMS}:@]|{_PCT})"
+# RFC 3986 section 3 with plain character classes (fast in `re`); `%` is allowed in the
+# classes and every `%` must then start a pct-encoded triplet (section 2.1).
+_PCHAR = r"A-Za-z0-9\-._~!$&'()*+,;=:@%"
+_REG_NAME = r"A-Za-z0-9\-._~!$&'()*+,;=%"
 _AUTHORITY = (
-    rf"(?:(?:[{_UNRESERVED}{_SUB_DELIMS}:]|{_PCT})*@)?"
-    rf"(?:\[(?:[0-9A-Fa-f:.]+|[vV][0-9A-Fa-f]+\.[{_UNRESERVED}{_SUB_DELIMS}:]+)\]"
-    rf"|(?:[{_UNRESERVED}{_SUB_DELIMS}]|{_PCT})*)"
+    rf"(?:[{_REG_NAME}:]*@)?"
+    rf"(?:\[[0-9A-Fa-f:.]+\]|\[[vV][0-9A-Fa-f]+\.[A-Za-z0-9\-._~!$&'()*+,;=:]+\]|[{_REG_NAME}]*)"
     r"(?::[0-9]*)?"
 )
-_QUERY_FRAGMENT = rf"(?:\?(?:{_PCHAR}|[/?])*)?(?:#(?:{_PCHAR}|[/?])*)?"
-_PATH_ABEMPTY = rf"(?:/{_PCHAR}*)*"
-_HIER = rf"(?://{_AUTHORITY}{_PATH_ABEMPTY}|/(?:{_PCHAR}+{_PATH_ABEMPTY})?|{_PCHAR}+{_PATH_ABEMPTY}|)"
-_NOSCHEME_SEG = rf"(?:[{_UNRESERVED}{_SUB_DELIMS}@]|{_PCT})+"
-_RELATIVE = (
-    rf"(?://{_AUTHORITY}{_PATH_ABEMPTY}|/(?:{_PCHAR}+{_PATH_ABEMPTY})?|{_NOSCHEME_SEG}{_PATH_ABEMPTY}|)"
-)
-_URI = re.compile(rf"[A-Za-z][A-Za-z0-9+\-.]*:{_HIER}{_QUERY_FRAGMENT}", re.ASCII)
-_RELATIVE_REF = re.compile(rf"{_RELATIVE}{_QUERY_FRAGMENT}", re.ASCII)
+_QUERY_FRAGMENT = rf"(?:\?[{_PCHAR}/?]*)?(?:#[{_PCHAR}/?]*)?"
+_AFTER_AUTHORITY = rf"(?:/[{_PCHAR}/]*)?"
+_PATH_ABSOLUTE = rf"/(?:[{_PCHAR}][{_PCHAR}/]*)?"
+_URI = re.compile(
+    rf"[A-Za-z][A-Za-z0-9+\-.]*:(?://{_AUTHORITY}{_AFTER_AUTHORITY}|{_PATH_ABSOLUTE}|[{_PCHAR}]+(?:/[{_PCHAR}/]*)?|)"
+    rf"{_QUERY_FRAGMENT}",
+    re.ASCII,
+).fullmatch
+_RELATIVE_REF = re.compile(
+    rf"(?://{_AUTHORITY}{_AFTER_AUTHORITY}|{_PATH_ABSOLUTE}|[{_REG_NAME}@]+(?:/[{_PCHAR}/]*)?|)"
+    rf"{_QUERY_FRAGMENT}",
+    re.ASCII,
+).fullmatch
+_BAD_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})").search
 _ATEXT = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~\-]+"
 _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?"
 _EMAIL = re.compile(
@@ -316,11 +320,11 @@ _EMAIL = re.compile(
 
 
 def _is_uri(s: str) -> bool:
-    return _URI.fullmatch(s) is not None
+    return _URI(s) is not None and ("%" not in s or _BAD_PERCENT(s) is None)
 
 
 def _is_uri_reference(s: str) -> bool:
-    return _URI.fullmatch(s) is not None or _RELATIVE_REF.fullmatch(s) is not None
+    return (_URI(s) is not None or _RELATIVE_REF(s) is not None) and ("%" not in s or _BAD_PERCENT(s) is None)
 
 
 def _is_email(s: str) -> bool:

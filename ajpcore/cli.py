@@ -314,11 +314,45 @@ def cmd_check(args: argparse.Namespace) -> int:
         raise
     except AjpError as exc:
         for line in str(exc).split("\n"):
-            print(f"ajpcore check {args.kind}: {line}", file=sys.stderr)
+            print(f"ajpcore check {args.kind}: {type(exc).__name__}: {line}", file=sys.stderr)
         return EXIT_INVALID
     for line in lines:
         print(line)
     return EXIT_OK
+
+
+def _check_ajp(class_name: str) -> Callable[[bytes, argparse.Namespace], List[str]]:
+    """The ``check`` row of one AJP envelope: schema, acceptance rules (offers), signature."""
+
+    def run(data: bytes, args: argparse.Namespace) -> List[str]:
+        from . import ajp
+
+        cls = getattr(ajp, class_name)
+        secret = _check_secret(args)  # usage problems first (exit 2), before judging the document
+        now = _check_now(args) if cls is ajp.JobOffer else None
+        envelope = cls.from_json(data)
+        lines = [f"valid {class_name} `{envelope.job_id}`"]
+        if cls is ajp.JobOffer:
+            check = ajp.validate_offer(envelope, now=now, strict=True)
+            check.raise_for_errors()
+            lines += [f"warning: {w}" for w in check.warnings]
+        if secret is None and args.public_key is None:
+            lines.append("signature: not checked (give --secret-env VAR or --public-key KEY)")
+        elif cls is ajp.JobOffer:
+            envelope.verify(secret=secret, public_key=args.public_key)
+            lines.append("signature: valid")
+        else:
+            mode = envelope.verify(secret=secret, public_key=args.public_key)
+            lines.append("signature: valid over the full body" if mode == "full" else
+                         "signature: valid over the reference SDK's subset only (usage and agent details are not signed)")
+        return lines
+
+    return run
+
+
+register_check("offer", "an AJP JobOffer (strict acceptance rules at --now)", _check_ajp("JobOffer"))
+register_check("result", "an AJP JobResult (full-body or SDK-subset signature)", _check_ajp("JobResult"))
+register_check("status", "an AJP JobStatus", _check_ajp("JobStatus"))
 
 
 def _add_check_parser(sub) -> None:

@@ -1,0 +1,290 @@
+"""The receive path: validate_offer (the reference SDK's rules and the strict mode), the replay
+guard, end-to-end acceptance, and every refusal with its HTTP status and AJP error body."""
+
+import copy
+import json
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from hypothesis import given, settings
+
+from ajpcore import (
+    BadSignature,
+    DecodeError,
+    LegacySignature,
+    MalformedSignature,
+    UnsupportedScheme,
+    ValidationError,
+    sign,
+    strategies,
+)
+from ajpcore import ajp
+from ajpcore.errors import BudgetRefused, Busy, InvalidMessage, ReplayedMessage, TimestampError, TrustRefused
+from vector_files import load_json
+
+MESSAGES = load_json("ajp", "ajp-spec-messages.json")
+SIGNED = load_json("ajp", "ajp-signature-vectors.json")
+VECTORS = {v["id"]: v["message"] for v in SIGNED["vectors"]}
+SECRET = SIGNED["hmac_secret_utf8"]
+PUBLIC = SIGNED["keypair"]["public_key_spki_der_b64"]
+PRIVATE = SIGNED["keypair"]["private_key_pkcs8_der_b64"]
+NOW = datetime(2026, 3, 5, 10, 1, tzinfo=timezone.utc)  # inside every vector offer's window
+
+
+def _bytes(doc):
+    return json.dumps(doc).encode()
+
+
+def _resigned(doc, **key):
+    doc = copy.deepcopy(doc)
+    doc["signature"] = sign(doc, **key)
+    return doc
+
+
+# -- validate_offer: the reference SDK's rules and messages --
+
+
+def test_sdk_messages_for_an_empty_offer():
+    check = ajp.validate_offer({}, now=NOW)
+    assert not check.valid
+    assert check.errors == [
+        "missing: ajp", "missing: job_id", "missing: from.type", "missing: to.provenance_id", "missing: task.type",
+        "missing: task.instruction", "missing: budget.max_usd", "missing: issued_at", "missing: expires_at",
+        "missing: signature",
+    ]
+    assert check.warnings == []
+
+
+def test_sdk_rules_follow_javascript_truthiness():
+    doc = copy.deepcopy(MESSAGES["JobOffer"])
+    doc["budget"]["max_usd"] = 0  # present: 0 is allowed
+    doc["task"]["instruction"] = ""
+    doc["job_id"] = 0
+    assert ajp.validate_offer(doc, now=NOW).errors == ["missing: job_id", "missing: task.instruction"]
+    doc = copy.deepcopy(MESSAGES["JobOffer"])
+    doc["budget"]["max_usd"] = None
+    doc["from"] = "human"  # not an object: from?.type is undefined
+    assert ajp.validate_offer(doc, now=NOW).errors == ["missing: from.type", "missing: budget.max_usd"]
+
+
+def test_sdk_sender_rules_and_declaration_warning():
+    doc = copy.deepcopy(MESSAGES["JobOffer"])
+    doc["from"]["type"] = "robot"
+    assert ajp.validate_offer(doc, now=NOW).errors == ["from.type must be human, agent, or orchestrator"]
+    doc["from"] = {"type": "orchestrator"}
+    assert ajp.validate_offer(doc, now=NOW).errors == ["from.provenance_id required when type is agent/orchestrator"]
+    agent = VECTORS["offer-agent-ed25519-jcs"]
+    assert ajp.validate_offer(agent, now=NOW).warnings == []
+    bare = copy.deepcopy(agent)
+    bare["from"]["declaration_url"] = None
+    check = ajp.validate_offer(bare, now=NOW)
+    assert check.valid and len(check.warnings) == 1 and "declaration_url" in check.warnings[0]
+
+
+def test_expiry_uses_the_given_now_only():
+    offer = ajp.JobOffer.from_dict(MESSAGES["JobOffer"])  # expires 10:02:00Z
+    assert ajp.validate_offer(offer, now="2026-03-05T10:02:00Z").valid  # not before now: still valid
+    assert ajp.validate_offer(offer, now="2026-03-05T10:02:00.001Z").errors == ["offer has expired"]
+    assert ajp.validate_offer(offer, now=datetime(2026, 3, 5, 11, 1, tzinfo=timezone(timedelta(hours=1)))).valid
+    assert ajp.validate_offer(offer, now=1772704920.5).errors == ["offer has expired"]
+    with pytest.raises(TimestampError):
+        ajp.validate_offer(offer, now=datetime(2026, 3, 5))
+    with pytest.raises(TimestampError):
+        ajp.validate_offer(offer, now=[1])
+
+
+def test_sdk_mode_lets_unparseable_timestamps_pass_and_strict_does_not():
+    doc = copy.deepcopy(MESSAGES["JobOffer"])
+    doc["expires_at"] = "next tuesday"
+    doc["issued_at"] = "2026-03-05T10:00:00"  # no offset
+    assert ajp.validate_offer(doc, now=NOW).valid
+    errors = ajp.validate_offer(doc, now=NOW, strict=True).errors
+    assert "invalid timestamp: issued_at (expected RFC 3339 with an explicit offset)" in errors
+    assert "invalid timestamp: expires_at (expected RFC 3339 with an explicit offset)" in errors
+    # strict mode also reports the schema's view, with paths
+    assert "Invalid RFC 3339 date-time - at `$.expires_at`" in errors
+
+
+def _window(issued, expires):
+    doc = copy.deepcopy(MESSAGES["JobOffer"])
+    doc["issued_at"], doc["expires_at"] = issued, expires
+    return ajp.JobOffer.from_dict(doc)
+
+
+def test_strict_clock_skew_and_lifetime():
+    now = "2026-03-05T10:00:00Z"
+    assert ajp.validate_offer(_window("2026-03-05T10:05:00Z", "2026-03-05T10:06:00Z"), now=now, strict=True).valid
+    late = _window("2026-03-05T10:05:00.001Z", "2026-03-05T10:06:00Z")
+    assert ajp.validate_offer(late, now=now, strict=True).errors == ["issued_at is more than 300 s in the future"]
+    assert ajp.validate_offer(late, now=now, strict=True, skew=600).valid
+    assert ajp.validate_offer(late, now=now).valid  # the SDK does not look
+    backwards = _window("2026-03-05T10:00:00Z", "2026-03-05T09:59:59+00:00")
+    assert "expires_at is not after issued_at" in ajp.validate_offer(backwards, now="2026-03-05T09:00:00Z", strict=True).errors
+    long = _window("2026-03-05T10:00:00Z", "2026-03-06T10:00:00.001Z")
+    assert ajp.validate_offer(long, now=now, strict=True).errors == ["offer lifetime exceeds 86400 s"]
+    assert ajp.validate_offer(long, now=now, strict=True, max_lifetime=2 * 86400).valid
+
+
+def test_strict_scheme_must_fit_the_sender_type():
+    human_ed = copy.deepcopy(MESSAGES["JobOffer"])
+    human_ed["signature"] = VECTORS["offer-agent-ed25519-jcs"]["signature"]
+    assert ajp.validate_offer(human_ed, now=NOW, strict=True).errors == ["signature scheme must be sha256 for a human sender"]
+    agent_hmac = copy.deepcopy(VECTORS["offer-agent-ed25519-jcs"])
+    agent_hmac["signature"] = "sha256:" + "0" * 64
+    assert ajp.validate_offer(agent_hmac, now=NOW, strict=True).errors == ["signature scheme must be ed25519 for a agent sender"]
+    assert ajp.validate_offer(agent_hmac, now=NOW).valid
+
+
+@settings(max_examples=80, deadline=None)
+@given(doc=strategies.job_offers(issued_at=1_772_704_800, lifetime=120))
+def test_drawn_offers_pass_strict_validation_inside_their_window(doc):
+    offer = ajp.JobOffer.from_dict(doc)
+    check = ajp.validate_offer(offer, now=1_772_704_860, strict=True)
+    assert check.valid, check.errors
+    assert ajp.validate_offer(doc, now=1_772_704_860, strict=True).errors == []
+    assert ajp.validate_offer(offer, now=1_772_704_921, strict=True).errors == ["offer has expired"]
+
+
+# -- end to end --
+
+
+def test_human_offer_is_accepted_end_to_end(core):
+    guard = ajp.MemoryReplayGuard()
+    offer = ajp.receive_offer(_bytes(VECTORS["offer-human-hmac-jcs"]), now=NOW, secret=SECRET, replay_guard=guard)
+    assert offer.job_id == VECTORS["offer-human-hmac-jcs"]["job_id"] and len(guard) == 1
+    accepted = ajp.Accepted(job_id=offer.job_id, status="accepted")
+    assert json.loads(accepted.to_json()) == {"job_id": offer.job_id, "status": "accepted"}
+
+
+def test_agent_offer_is_accepted_end_to_end(core):
+    offer = ajp.receive_offer(_bytes(VECTORS["offer-agent-ed25519-jcs"]), now=NOW, public_key=PUBLIC)
+    assert offer.sender.provenance_id == "provenance:github:example/research-agent"
+
+
+def _refusal(data, **kw):
+    kw.setdefault("now", NOW)
+    with pytest.raises(Exception) as info:
+        ajp.receive_offer(data, **kw)
+    status, body = ajp.error_response(info.value)
+    assert status == getattr(info.value, "status", 500)
+    assert ajp.ErrorBody.from_json(body.to_json()) == body  # a valid error body on the wire
+    return info.value, status, body
+
+
+def test_malformed_bytes_are_400(core):
+    exc, status, body = _refusal(b'{"ajp": "0.1", "ajp": "0.1"}', secret=SECRET)
+    assert isinstance(exc, DecodeError) and not isinstance(exc, ValidationError)
+    assert status == 400 and body.error == "Invalid JobOffer" and "duplicate" in body.errors[0].lower()
+
+
+def test_schema_problems_are_400_with_every_path(core):
+    doc = copy.deepcopy(VECTORS["offer-human-hmac-jcs"])
+    doc["budget"]["max_usd"] = -1
+    del doc["task"]["type"]
+    exc, status, body = _refusal(_bytes(doc), secret=SECRET)
+    assert isinstance(exc, ValidationError) and status == 400
+    assert body.errors == ["Object missing required field `type` - at `$.task`", "Expected `number` >= 0 - at `$.budget.max_usd`"]
+
+
+def test_expired_offer_is_400_with_the_sdk_message(core):
+    exc, status, body = _refusal(_bytes(VECTORS["offer-human-hmac-jcs"]), secret=SECRET, now="2026-03-05T10:03:00Z")
+    assert isinstance(exc, InvalidMessage) and status == 400
+    assert body.to_dict() == {"error": "Invalid JobOffer", "code": "INVALID_OFFER", "errors": ["offer has expired"]}
+
+
+def test_offer_from_the_future_is_400(core):
+    exc, status, body = _refusal(_bytes(VECTORS["offer-human-hmac-jcs"]), secret=SECRET, now="2026-03-05T09:50:00Z")
+    assert status == 400 and body.errors == ["issued_at is more than 300 s in the future"]
+
+
+def test_bad_signature_is_401(core):
+    doc = copy.deepcopy(VECTORS["offer-human-hmac-jcs"])
+    doc["budget"]["max_usd"] = 500
+    exc, status, body = _refusal(_bytes(doc), secret=SECRET)
+    assert isinstance(exc, BadSignature) and status == 401 and body.error == "Invalid signature"
+    exc, status, _ = _refusal(_bytes(VECTORS["offer-human-hmac-jcs"]), secret="another-secret")
+    assert isinstance(exc, BadSignature) and status == 401
+    exc, status, _ = _refusal(_bytes(VECTORS["offer-agent-tampered-nested"]), public_key=PUBLIC)
+    assert isinstance(exc, BadSignature) and status == 401
+
+
+def test_placeholder_and_unknown_schemes_are_401(core):
+    exc, status, _ = _refusal(_bytes(MESSAGES["JobOffer"]), secret=SECRET, now="2026-03-05T10:01:00Z")
+    assert isinstance(exc, MalformedSignature) and status == 401
+    doc = copy.deepcopy(MESSAGES["JobOffer"])
+    doc["signature"] = "rsa:abcd"
+    # a scheme that does not fit the sender type is a strict-mode rule (400) ...
+    exc, status, body = _refusal(_bytes(doc), secret=SECRET, now="2026-03-05T10:01:00Z")
+    assert isinstance(exc, InvalidMessage) and body.errors == ["signature scheme must be sha256 for a human sender"]
+    # ... and a signature check with it is 401
+    with pytest.raises(UnsupportedScheme) as info:
+        ajp.JobOffer.from_dict(doc).verify(secret=SECRET)
+    assert ajp.error_response(info.value)[0] == 401
+
+
+def test_legacy_signature_is_401_with_its_code(core):
+    exc, status, body = _refusal(_bytes(VECTORS["offer-human-hmac-legacy"]), secret=SECRET)
+    assert isinstance(exc, LegacySignature) and status == 401
+    assert body.code == "LEGACY_SIGNATURE" and body.error == "Invalid signature" and body.reason
+    exc, status, body = _refusal(_bytes(VECTORS["offer-agent-ed25519-legacy"]), public_key=PUBLIC)
+    assert isinstance(exc, LegacySignature) and body.code == "LEGACY_SIGNATURE"
+
+
+def test_replay_is_409_and_keyed_by_the_verifying_key(core):
+    guard = ajp.MemoryReplayGuard()
+    data = _bytes(VECTORS["offer-human-hmac-jcs"])
+    ajp.receive_offer(data, now=NOW, secret=SECRET, replay_guard=guard)
+    exc, status, body = _refusal(data, secret=SECRET, replay_guard=guard)
+    assert isinstance(exc, ReplayedMessage) and status == 409 and body.code == "REPLAY"
+    # the same job id under another sender's key is another job
+    other = _resigned(VECTORS["offer-human-hmac-jcs"], secret="second-secret")
+    ajp.receive_offer(_bytes(other), now=NOW, secret="second-secret", replay_guard=guard)
+    assert len(guard) == 2
+
+
+def test_replay_guard_forgets_only_after_expiry_plus_skew():
+    guard = ajp.MemoryReplayGuard(max_entries=2, skew=300)
+    second = 1_000_000
+    guard.admit("k", "job_a", expires_at_us=100 * second, now_us=0)
+    with pytest.raises(ReplayedMessage):
+        guard.admit("k", "job_a", expires_at_us=100 * second, now_us=399 * second)
+    guard.admit("k", "job_b", expires_at_us=1000 * second, now_us=1 * second)
+    with pytest.raises(Busy) as info:  # full of live entries: refuse, never forget
+        guard.admit("k", "job_c", expires_at_us=1000 * second, now_us=200 * second)
+    assert info.value.status == 429 and info.value.retry_after == 200  # job_a is held until 400 s
+    status, body = ajp.error_response(info.value)
+    assert status == 429 and body.retry_after == 200
+    guard.admit("k", "job_c", expires_at_us=1000 * second, now_us=400 * second)  # job_a evicted
+    assert len(guard) == 2
+    guard.admit("k", "job_a", expires_at_us=2000 * second, now_us=1400 * second)  # job_b evicted, a re-admitted
+
+
+def test_replay_identity_uses_keys_not_claims():
+    a = ajp.replay_identity(secret=SECRET)
+    assert a == ajp.replay_identity(secret=SECRET.encode()) and a != ajp.replay_identity(secret="x")
+    assert SECRET not in a
+    assert ajp.replay_identity(public_key=PUBLIC) == "ed25519:" + SIGNED["keypair"]["fingerprint_sha256_of_spki_der_hex"]
+    with pytest.raises(TypeError):
+        ajp.replay_identity()
+
+
+def test_policy_refusals_map_to_402_403():
+    status, body = ajp.error_response(BudgetRefused("max_usd 0.01 is below this agent's price of 0.05"))
+    assert status == 402 and body.code == "BUDGET_REFUSED" and body.reason.startswith("max_usd")
+    status, body = ajp.error_response(TrustRefused("declaration location mismatch"))
+    assert status == 403 and body.error == "Sender identity could not be established"
+    status, body = ajp.error_response(RuntimeError("secret detail"))
+    assert status == 500 and body.to_dict() == {"error": "Internal error"}
+
+
+def test_error_bodies_from_the_errors_themselves():
+    assert InvalidMessage(["missing: task.type"]).error_body() == {
+        "error": "Invalid JobOffer", "code": "INVALID_OFFER", "errors": ["missing: task.type"]}
+    assert Busy("full", retry_after=30).error_body()["retry_after"] == 30
+    assert ReplayedMessage("again").status == 409
+    for exc in (InvalidMessage(["x"]), Busy("b", 3), ReplayedMessage("r"), BudgetRefused("b"), TrustRefused("t")):
+        ajp.ErrorBody.from_dict(exc.error_body())
+        import pickle
+
+        again = pickle.loads(pickle.dumps(exc))
+        assert type(again) is type(exc) and str(again) == str(exc)

@@ -1,0 +1,100 @@
+"""Strict RFC 3339 timestamps and ECMAScript toISOString output."""
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ajpcore.errors import TimestampError
+from ajpcore.timestamps import format_timestamp, is_timestamp, parse_timestamp, timestamp_micros
+
+UTC = timezone.utc
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("2026-03-05T10:00:00Z", datetime(2026, 3, 5, 10, tzinfo=UTC)),
+        ("2026-03-05t10:00:00z", datetime(2026, 3, 5, 10, tzinfo=UTC)),
+        ("2026-03-05T10:00:00.5Z", datetime(2026, 3, 5, 10, 0, 0, 500000, tzinfo=UTC)),
+        ("2026-03-05T10:00:00.123456789Z", datetime(2026, 3, 5, 10, 0, 0, 123456, tzinfo=UTC)),
+        ("2026-03-05T11:30:00+01:30", datetime(2026, 3, 5, 10, tzinfo=UTC)),
+        ("2026-03-05T00:00:00-05:00", datetime(2026, 3, 5, 5, tzinfo=UTC)),
+        ("2024-02-29T00:00:00Z", datetime(2024, 2, 29, tzinfo=UTC)),
+        ("2000-02-29T00:00:00Z", datetime(2000, 2, 29, tzinfo=UTC)),
+        ("2016-12-31T23:59:60Z", datetime(2016, 12, 31, 23, 59, 59, 999999, tzinfo=UTC)),  # leap second policy
+        ("2016-12-31T15:59:60-08:00", datetime(2016, 12, 31, 23, 59, 59, 999999, tzinfo=UTC)),
+    ],
+)
+def test_parse(text, expected):
+    assert is_timestamp(text)
+    got = parse_timestamp(text)
+    assert got == expected and got.tzinfo is not None
+    assert timestamp_micros(text) == (expected - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(microseconds=1)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "2026-03-05T10:00:00", "2026-03-05 10:00:00Z", "2026-03-05T10:00Z", "2026-03-05", "2026-03-05T10:00:00.Z",
+        "2026-03-05T10:00:00,5Z", "2026-03-05T10:00:00+0100", "2026-03-05T10:00:00+01", "2026-03-05T10:00:00+24:00",
+        "2026-03-05T10:00:00+01:60", "2026-13-05T10:00:00Z", "2026-00-05T10:00:00Z", "2026-02-29T10:00:00Z",
+        "1900-02-29T00:00:00Z", "2026-04-31T00:00:00Z", "2026-03-05T24:00:00Z", "2026-03-05T10:60:00Z",
+        "2026-03-05T10:00:60Z", "2016-12-31T23:59:61Z", "2016-12-31T23:59:60+01:00", "+2026-03-05T10:00:00Z",
+        "2026-03-05T10:00:00Z ", " 2026-03-05T10:00:00Z", "2026-03-05T10:00:00Z\n", "\uff12026-03-05T10:00:00Z",
+        "2026-03-05T10:00:00.\u0661Z", "", "now",
+    ],
+)
+def test_refused(text):
+    assert not is_timestamp(text)
+    with pytest.raises(TimestampError):
+        parse_timestamp(text)
+
+
+@pytest.mark.parametrize("value", [None, 1, b"2026-03-05T10:00:00Z", ["2026-03-05T10:00:00Z"]])
+def test_non_strings_are_refused(value):
+    assert not is_timestamp(value)
+    with pytest.raises(TimestampError):
+        timestamp_micros(value)
+
+
+def test_years_outside_datetime_parse_to_micros_but_not_datetimes():
+    assert is_timestamp("0000-01-01T00:00:00Z") and timestamp_micros("0000-01-01T00:00:00Z") < 0
+    with pytest.raises(TimestampError):
+        parse_timestamp("0000-01-01T00:00:00Z")
+    with pytest.raises(TimestampError):
+        parse_timestamp("9999-12-31T23:00:00-05:00")
+
+
+def test_format_like_to_iso_string():
+    assert format_timestamp(datetime(2026, 3, 5, 10, tzinfo=UTC)) == "2026-03-05T10:00:00.000Z"
+    assert format_timestamp(datetime(2026, 3, 5, 11, 0, 0, 123999, tzinfo=timezone(timedelta(hours=1)))) == (
+        "2026-03-05T10:00:00.123Z"
+    )
+    with pytest.raises(TimestampError):
+        format_timestamp(datetime(2026, 3, 5))
+    with pytest.raises(TimestampError):
+        format_timestamp("2026-03-05")  # type: ignore[arg-type]
+
+
+aware = st.datetimes(
+    min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30), timezones=st.sampled_from(
+        [UTC, timezone(timedelta(hours=5, minutes=30)), timezone(timedelta(hours=-8))]
+    )
+)
+
+
+@given(aware)
+def test_format_then_parse_is_the_instant_to_the_millisecond(dt):
+    text = format_timestamp(dt)
+    assert is_timestamp(text)
+    back = parse_timestamp(text)
+    assert back == dt.replace(microsecond=dt.microsecond // 1000 * 1000)
+
+
+@given(aware, st.sampled_from(["", ".500000", ".123456"]))
+def test_parse_agrees_with_fromisoformat(dt, frac):
+    offset = dt.isoformat()[-6:]
+    text = dt.replace(microsecond=0, tzinfo=None).isoformat() + frac + offset
+    assert parse_timestamp(text) == datetime.fromisoformat(text)
