@@ -627,7 +627,8 @@ _FINITE_DIGIT_RUN = b"0" * _INT_DIGITS_FINITE
 _DEPTH_KEEP = frozenset(b'[]{}"\\/bfnrtu')
 _DEPTH_DROP_1 = bytes(c for c in range(256) if c not in _DEPTH_KEEP)
 _DEPTH_DROP_2 = bytes(c for c in range(256) if c not in b"[]{}")
-_DEPTH_STEP = bytes.maketrans(b"[]{}", b"\x02\x00\x02\x00")
+_SQUARE_BRACKETS = bytes.maketrans(b"{}", b"[]")  # json has checked that brackets pair up
+_DEPTH_STEP = bytes.maketrans(b"[]", b"\x02\x00")
 _ESCAPED_STRING = _re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
 
 
@@ -682,13 +683,13 @@ def _deeper_than(buf: bytes, limit: int) -> bool:
     # Drop everything but brackets and what is needed to find string bounds,
     # drop the strings, then measure the bracket nesting that is left.
     shape = buf.translate(None, _DEPTH_DROP_1)
-    shape = _ESCAPED_STRING.sub(b"", shape).translate(None, _DEPTH_DROP_2)
+    shape = _ESCAPED_STRING.sub(b"", shape).translate(_SQUARE_BRACKETS, _DEPTH_DROP_2)
     for _ in range(8):
         if not shape:
             return False
         if limit <= 0:
             return True
-        shape = shape.replace(b"[]", b"").replace(b"{}", b"")
+        shape = shape.replace(b"[]", b"")  # one nesting level less
         limit -= 1
     return max(_accumulate(map(_operator.sub, shape.translate(_DEPTH_STEP), _repeat(1)))) > limit
 
