@@ -382,7 +382,13 @@ def _decode_error(head: bytes, reason: str, pos: int, steps: List[Any]) -> Decod
 
 
 def _decode_big_int(text: bytes) -> int:
-    """The value of an integer literal of 16 digits or more, under the int rule of ``canonicalize``."""
+    """The value of an integer literal of 16 digits or more, under the int rule of ``canonicalize``.
+
+    Beyond +-(2**53-1) a literal is admitted when it is a double's exact value or
+    ECMAScript's spelling of a double, and its value is that double's, as an int
+    (RFC 7493 §2.2: every peer reads the binary64 value; ``123456789012345680000``
+    is ``123456789012345683968``), so canonicalize writes the literal back.
+    """
     digits = len(text) - (text[0] == 0x2D)
     if digits > _INT_DIGITS_FINITE:
         raise _Refusal("number out of range for binary64")
@@ -390,14 +396,14 @@ def _decode_big_int(text: bytes) -> int:
     if -_MAX_SAFE_INT <= n <= _MAX_SAFE_INT:
         return n
     try:
-        float(n)
+        x = float(n)
     except OverflowError:
         raise _Refusal("number out of range for binary64") from None
     try:
         _format_int(n, _top_path)
     except EncodeError:
         raise _Refusal("integer is not exactly representable as binary64") from None
-    return n
+    return int(x)
 
 
 def _top_path() -> str:
@@ -688,7 +694,8 @@ _FINITE_DIGIT_RUN = b"0" * _INT_DIGITS_FINITE
 _DEPTH_KEEP = frozenset(b'[]{}"\\/bfnrtu')
 _DEPTH_DROP_1 = bytes(c for c in range(256) if c not in _DEPTH_KEEP)
 _DEPTH_DROP_2 = bytes(c for c in range(256) if c not in b"[]{}")
-_DEPTH_STEP = bytes.maketrans(b"[]{}", b"\x02\x00\x02\x00")
+_SQUARE_BRACKETS = bytes.maketrans(b"{}", b"[]")  # json has checked that brackets pair up
+_DEPTH_STEP = bytes.maketrans(b"[]", b"\x02\x00")
 _ESCAPED_STRING = _re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
 
 
@@ -743,13 +750,13 @@ def _deeper_than(buf: bytes, limit: int) -> bool:
     # Drop everything but brackets and what is needed to find string bounds,
     # drop the strings, then measure the bracket nesting that is left.
     shape = buf.translate(None, _DEPTH_DROP_1)
-    shape = _ESCAPED_STRING.sub(b"", shape).translate(None, _DEPTH_DROP_2)
+    shape = _ESCAPED_STRING.sub(b"", shape).translate(_SQUARE_BRACKETS, _DEPTH_DROP_2)
     for _ in range(8):
         if not shape:
             return False
         if limit <= 0:
             return True
-        shape = shape.replace(b"[]", b"").replace(b"{}", b"")
+        shape = shape.replace(b"[]", b"")  # one nesting level less
         limit -= 1
     return max(_accumulate(map(_operator.sub, shape.translate(_DEPTH_STEP), _repeat(1)))) > limit
 
@@ -784,7 +791,9 @@ def decode(data: Any, *, max_depth: int = MAX_DEPTH, allow_duplicate_keys: bool 
     ``data`` is bytes, bytearray, memoryview or str (read as its UTF-8 bytes).
     Objects become dict, arrays list, strings str, integer literals int (only
     those ``canonicalize`` can write back unchanged: ``9007199254740993`` is
-    refused), other numbers float (exactly ``float(text)``; ``-0`` is int 0),
+    refused; beyond 2**53 the int is the exact value of the binary64 the
+    literal stands for, ``123456789012345680000`` -> ``123456789012345683968``),
+    other numbers float (exactly ``float(text)``; ``-0`` is int 0),
     true/false/null become True/False/None.  Raises DecodeError (with ``.pos``,
     ``.lineno``, ``.colno`` and ``.pointer``) for anything else: grammar errors,
     a byte order mark, invalid UTF-8, lone surrogate escapes, NaN/Infinity,
