@@ -31,7 +31,7 @@ from .errors import (
     UnsupportedScheme,
 )
 
-__all__ = ["SIGN_CHUNK_SIZE", "signing_bytes", "sign", "verify"]
+__all__ = ["SIGN_CHUNK_SIZE", "parse_signature", "signing_bytes", "sign", "verify"]
 
 SIGN_CHUNK_SIZE = 16384
 """Size of the canonical-JSON chunks streamed into the HMAC (the extra memory of signing)."""
