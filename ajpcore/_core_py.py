@@ -472,6 +472,22 @@ class HmacSigner:
             raise BadSignature("HMAC-SHA256 tag does not match")
 
 
+def hmac_sha256_canonical(value: Any, secret: Any, *, chunk_size: int = 65536) -> bytes:
+    """HMAC-SHA256 under ``secret`` of ``canonicalize(value)``, streamed: the 32-byte tag.
+
+    The canonical bytes go straight from the encoder into the keyed SHA-256 state
+    in chunks of at most ``chunk_size``, never held whole: the same tag as
+    ``hmac.digest(secret, canonicalize(value), "sha256")`` in O(chunk_size)
+    memory.  Raises what ``HmacSigner(secret)`` and ``canonicalize_into`` raise.
+    """
+    inner, outer = _hmac_keyed_states(secret)
+    inner = inner.copy()
+    canonicalize_into(value, inner.update, chunk_size=chunk_size)
+    outer = outer.copy()
+    outer.update(inner.digest())
+    return outer.digest()
+
+
 # ---------------------------------------------------------------------------
 # Ed25519 byte-level checks (RFC 8032 encodings; strict policy)
 # ---------------------------------------------------------------------------

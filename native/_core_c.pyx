@@ -1076,6 +1076,16 @@ cdef class HmacSigner:
             raise BadSignature("HMAC-SHA256 tag does not match")
 
 
+def hmac_sha256_canonical(value, secret, *, chunk_size=65536):
+    """HMAC-SHA256 under ``secret`` of ``canonicalize(value)``, streamed (see ajpcore._core_py)."""
+    cdef tuple states = _hmac_keyed_states(secret)
+    inner = states[0].copy()
+    canonicalize_into(value, inner.update, chunk_size=chunk_size)
+    outer = states[1].copy()
+    outer.update(inner.digest())
+    return outer.digest()
+
+
 # ---------------------------------------------------------------------------
 # Ed25519 byte-level checks (RFC 8032 encodings; strict policy)
 # ---------------------------------------------------------------------------
