@@ -346,7 +346,7 @@ from .errors import BadSignature, KeyFormatError, KeyUsageError, SignerFinalized
 # memory.  It is bounded (HMAC_CACHE_SIZE secrets, oldest evicted first) and
 # ``clear_hmac_cache()`` empties it, e.g. after rotating a secret.
 HMAC_CACHE_SIZE = 32
-"""How many secrets ``HmacSigner`` keeps keyed SHA-256 states for (oldest evicted first)."""
+"""How many secrets ``HmacSigner`` keeps keyed SHA-256 states for (oldest evicted first; 0: none)."""
 
 _HMAC_BLOCK = 64  # SHA-256 block size in bytes (RFC 2104 §2: B)
 _HMAC_TAG_SIZE = 32
@@ -381,10 +381,11 @@ def _hmac_keyed_states(secret: Any) -> tuple:
         key = _sha256(key).digest()
     key = key.ljust(_HMAC_BLOCK, b"\0")
     states = (_sha256(key.translate(_IPAD)), _sha256(key.translate(_OPAD)))
-    with _hmac_cache_lock:
-        if len(_hmac_cache) >= HMAC_CACHE_SIZE:
-            del _hmac_cache[next(iter(_hmac_cache))]
-        _hmac_cache[cache_key] = states
+    if HMAC_CACHE_SIZE > 0:
+        with _hmac_cache_lock:
+            while len(_hmac_cache) >= HMAC_CACHE_SIZE:
+                del _hmac_cache[next(iter(_hmac_cache))]
+            _hmac_cache[cache_key] = states
     return states
 
 

@@ -957,7 +957,7 @@ from ajpcore.errors import BadSignature, KeyFormatError, KeyUsageError, SignerFi
 
 # Keyed states of recently used secrets: see the pure twin for why caching them is acceptable.
 HMAC_CACHE_SIZE = 32
-"""How many secrets ``HmacSigner`` keeps keyed SHA-256 states for (oldest evicted first)."""
+"""How many secrets ``HmacSigner`` keeps keyed SHA-256 states for (oldest evicted first; 0: none)."""
 
 cdef enum:
     _HMAC_BLOCK = 64  # SHA-256 block size in bytes (RFC 2104 §2: B)
@@ -994,10 +994,11 @@ cdef tuple _hmac_keyed_states(object secret):
         key = _sha256(key).digest()
     key = key.ljust(_HMAC_BLOCK, b"\0")
     states = (_sha256(key.translate(_IPAD)), _sha256(key.translate(_OPAD)))
-    with _hmac_cache_lock:
-        if len(_hmac_cache) >= HMAC_CACHE_SIZE:
-            del _hmac_cache[next(iter(_hmac_cache))]
-        _hmac_cache[cache_key] = states
+    if HMAC_CACHE_SIZE > 0:
+        with _hmac_cache_lock:
+            while len(_hmac_cache) >= HMAC_CACHE_SIZE:
+                del _hmac_cache[next(iter(_hmac_cache))]
+            _hmac_cache[cache_key] = states
     return <tuple>states
 
 

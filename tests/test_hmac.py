@@ -231,3 +231,15 @@ def test_hmac_of_canonical_json_refusals_agree(twins, value, secret, chunk_size)
     native, pure = twins
     result = raised(lambda: native.hmac_sha256_canonical(value, secret, chunk_size=chunk_size))
     assert result == raised(lambda: pure.hmac_sha256_canonical(value, secret, chunk_size=chunk_size))
+
+
+def test_cache_can_be_disabled(impl, monkeypatch):
+    monkeypatch.setattr(impl, "HMAC_CACHE_SIZE", 0)
+    impl.clear_hmac_cache()
+    for i in range(3):
+        key = b"uncached-%d" % i
+        assert mac_of(impl, key, b"m") == hmac.digest(key, b"m", "sha256")
+    monkeypatch.setattr(impl, "HMAC_CACHE_SIZE", 2)
+    for i in range(5):
+        key = b"small-cache-%d" % i
+        assert mac_of(impl, key, b"m") == hmac.digest(key, b"m", "sha256")
