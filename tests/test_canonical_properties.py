@@ -394,3 +394,44 @@ def test_a_callback_mutating_the_value_never_breaks_the_encoder(impl, value, ops
     data = b"".join(chunks)
     assert total == len(data)
     orjson.loads(data)  # whatever was written is one well-formed JSON document
+
+
+# -- number formatting: the native shortest-digit search against float.__repr__ ---------
+
+
+def _edge_doubles():
+    """Doubles where shortest-digit searches go wrong: interval edges and exact ties."""
+    import struct
+
+    def from_bits(b):
+        return struct.unpack("<d", struct.pack("<Q", b))[0]
+
+    xs = []
+    for e in range(-1074, 1024):
+        p = math.ldexp(1.0, e)
+        xs += [p, math.nextafter(p, 0.0), math.nextafter(p, math.inf), math.nextafter(math.nextafter(p, math.inf), math.inf)]
+    for k in range(-324, 309):
+        t = float(f"1e{k}")
+        xs += [t, math.nextafter(t, 0.0), math.nextafter(t, math.inf), float(f"5e{k}"), float(f"9.999999999999999e{k}")]
+    for n in range(1, 64):
+        xs += [from_bits(n), from_bits(0x000FFFFFFFFFFFFF - n), from_bits(0x7FEFFFFFFFFFFFFF - n)]
+    xs += [float(2**53 + 2 * i) for i in range(-50, 50)] + [float(2**64 + 4096 * i) for i in range(-50, 50)]
+    xs = [x for x in xs if x and math.isfinite(x)]
+    return xs + [-x for x in xs]
+
+
+def test_native_number_text_matches_the_reference_on_edge_doubles(twins):
+    native, pure = twins
+    xs = _edge_doubles()
+    assert native.canonicalize(xs) == pure.canonicalize(xs)
+
+
+def test_native_number_text_matches_the_reference_on_random_bit_patterns(twins):
+    import random
+    import struct
+
+    native, pure = twins
+    rng = random.Random(8785)
+    xs = [struct.unpack("<d", struct.pack("<Q", rng.getrandbits(64)))[0] for _ in range(200_000)]
+    xs = [x for x in xs if math.isfinite(x)]
+    assert native.canonicalize(xs) == pure.canonicalize(xs)
