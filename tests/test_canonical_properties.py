@@ -416,6 +416,9 @@ def _edge_doubles():
     for n in range(1, 64):
         xs += [from_bits(n), from_bits(0x000FFFFFFFFFFFFF - n), from_bits(0x7FEFFFFFFFFFFFFF - n)]
     xs += [float(2**53 + 2 * i) for i in range(-50, 50)] + [float(2**64 + 4096 * i) for i in range(-50, 50)]
+    # Exact binary fractions and short decimals: the digit search's trailing-zero paths.
+    xs += [m / 1024 for m in range(1, 20000)] + [m / 10**k for k in range(1, 8) for m in range(1, 3000, 7)]
+    xs += [math.ldexp(m, e) for m in range(1, 200) for e in range(-60, 80, 3)]
     xs = [x for x in xs if x and math.isfinite(x)]
     return xs + [-x for x in xs]
 
