@@ -368,6 +368,24 @@ cdef extern from *:
             memcpy(dst + i, &w, 8);
             i += 8;
         }
+        /* The short rest as one word that ends at n, overlapping bytes already copied
+           (they are clean, so a hit is in the rest); falls through to bytes on a hit. */
+        if (i < n && n - i < 8) {
+            uint64_t w;
+            uint32_t a, b;
+            if (n >= 8) {
+                memcpy(&w, p + n - 8, 8);
+                if (!ajp_word_needs_escape(w)) { memcpy(dst + n - 8, &w, 8); return n; }
+            } else if (n >= 4) {
+                memcpy(&a, p, 4);
+                memcpy(&b, p + n - 4, 4);
+                if (!ajp_word_needs_escape((uint64_t)a | ((uint64_t)b << 32))) {
+                    memcpy(dst, &a, 4);
+                    memcpy(dst + n - 4, &b, 4);
+                    return n;
+                }
+            }
+        }
         while (i < n) {
             unsigned char c = p[i];
             if (ajp_escaped_byte[c]) return i;
@@ -394,8 +412,18 @@ cdef extern from *:
     #endif
         }
         if (n == 0) return 0;
-        /* Short names are assembled in a register: a partial store to memory reloaded
-           as one word would stall on store forwarding. */
+        /* Short names are assembled in registers (a partial store reloaded as one word
+           stalls on store forwarding): two overlapping 4-byte loads, or single bytes. */
+        if (n >= 4) {
+            uint32_t hi, lo;
+            memcpy(&hi, p, 4);
+            memcpy(&lo, p + n - 4, 4);
+    #if defined(__GNUC__) || defined(__clang__)
+            hi = __builtin_bswap32(hi);
+            lo = __builtin_bswap32(lo);
+            return ((uint64_t)hi << 32) | ((uint64_t)lo << (8 * (8 - n)));
+    #endif
+        }
         for (i = 0; i < n; i++) r = (r << 8) | p[i];
         return r << (8 * (8 - n));
     }
