@@ -33,6 +33,10 @@ def _format_double(x: float) -> str:
     if x == 0.0:
         return "0"  # also -0.0
     r = float.__repr__(x)
+    if "e" not in r:
+        # repr writes no exponent exactly for 1e-4 <= |x| < 1e16, where ECMAScript writes
+        # none either and lays the same digits out the same way, but for a trailing ".0".
+        return r[:-2] if r[-2:] == ".0" else r
     sign = ""
     if r[0] == "-":
         sign = "-"
