@@ -27,6 +27,7 @@ canonicalize_into = _impl.canonicalize_into
 MAX_DEPTH = _impl.MAX_DEPTH
 
 # -- strict decoding --
+decode = _impl.decode
 
 # -- signatures and keys --
 HmacSigner = _impl.HmacSigner

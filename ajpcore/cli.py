@@ -14,7 +14,7 @@ import sys
 from importlib import resources
 from typing import Callable, List, Optional
 
-from . import BACKEND, __version__, canonicalize
+from . import BACKEND, __version__, canonicalize, decode
 from .errors import AjpError
 
 EXIT_OK = 0
@@ -45,29 +45,8 @@ def _example_bytes(name: str) -> bytes:
 
 
 def _load_json(data: bytes):
-    """Parse a document strictly: the strict decoder when present, else json with duplicate checks."""
-    try:
-        from . import decode  # type: ignore[attr-defined]
-    except ImportError:  # the strict decoder lands with its own issue
-        decode = None
-    if decode is not None:
-        return decode(data)
-
-    def pairs(items):
-        out = {}
-        for k, v in items:
-            if k in out:
-                raise CliError(f"duplicate member name `{k}`")
-            out[k] = v
-        return out
-
-    def reject_constant(name):
-        raise CliError(f"`{name}` is not JSON")
-
-    try:
-        return json.loads(data, object_pairs_hook=pairs, parse_constant=reject_constant)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise CliError(f"JSON is malformed: {exc}") from None
+    """Parse a document strictly (I-JSON); a refusal is a DecodeError, reported as one line, exit 2."""
+    return decode(data)
 
 
 def _write(data: bytes) -> None:
@@ -111,6 +90,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 # -- decode-check --
+
+
+def cmd_decode_check(args: argparse.Namespace) -> int:
+    decode(_read_input(args.file))
+    return EXIT_OK
 
 
 # -- keygen, sign, verify, fingerprint --
@@ -261,6 +245,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_demo)
 
     # decode-check parser
+    p = sub.add_parser("decode-check", help="check that a document is strictly valid I-JSON (silent, exit 0) or exit 2")
+    _add_file(p)
+    p.set_defaults(func=cmd_decode_check)
 
     # keygen, sign, verify, fingerprint parsers
     p = sub.add_parser("sign", help="print a JSON document with its `signature` set (HMAC-SHA256 or Ed25519)")
