@@ -33,6 +33,10 @@ def _format_double(x: float) -> str:
     if x == 0.0:
         return "0"  # also -0.0
     r = float.__repr__(x)
+    if "e" not in r:
+        # repr writes no exponent exactly for 1e-4 <= |x| < 1e16, where ECMAScript writes
+        # none either and lays the same digits out the same way, but for a trailing ".0".
+        return r[:-2] if r[-2:] == ".0" else r
     sign = ""
     if r[0] == "-":
         sign = "-"
@@ -830,7 +834,7 @@ from .errors import BadSignature, KeyFormatError, KeyUsageError, SignerFinalized
 # memory.  It is bounded (HMAC_CACHE_SIZE secrets, oldest evicted first) and
 # ``clear_hmac_cache()`` empties it, e.g. after rotating a secret.
 HMAC_CACHE_SIZE = 32
-"""How many secrets ``HmacSigner`` keeps keyed SHA-256 states for (oldest evicted first)."""
+"""How many secrets ``HmacSigner`` keeps keyed SHA-256 states for (oldest evicted first; 0: none)."""
 
 _HMAC_BLOCK = 64  # SHA-256 block size in bytes (RFC 2104 §2: B)
 _HMAC_TAG_SIZE = 32
@@ -865,10 +869,11 @@ def _hmac_keyed_states(secret: Any) -> tuple:
         key = _sha256(key).digest()
     key = key.ljust(_HMAC_BLOCK, b"\0")
     states = (_sha256(key.translate(_IPAD)), _sha256(key.translate(_OPAD)))
-    with _hmac_cache_lock:
-        if len(_hmac_cache) >= HMAC_CACHE_SIZE:
-            del _hmac_cache[next(iter(_hmac_cache))]
-        _hmac_cache[cache_key] = states
+    if HMAC_CACHE_SIZE > 0:
+        with _hmac_cache_lock:
+            while len(_hmac_cache) >= HMAC_CACHE_SIZE:
+                del _hmac_cache[next(iter(_hmac_cache))]
+            _hmac_cache[cache_key] = states
     return states
 
 
@@ -954,6 +959,22 @@ class HmacSigner:
             raise BadSignature(f"HMAC-SHA256 tag must be {_HMAC_TAG_SIZE} bytes, got {len(tag)} (truncated tags are refused)")
         if not _compare_digest(mac, tag):
             raise BadSignature("HMAC-SHA256 tag does not match")
+
+
+def hmac_sha256_canonical(value: Any, secret: Any, *, chunk_size: int = 65536) -> bytes:
+    """HMAC-SHA256 under ``secret`` of ``canonicalize(value)``, streamed: the 32-byte tag.
+
+    The canonical bytes go straight from the encoder into the keyed SHA-256 state
+    in chunks of at most ``chunk_size``, never held whole: the same tag as
+    ``hmac.digest(secret, canonicalize(value), "sha256")`` in O(chunk_size)
+    memory.  Raises what ``HmacSigner(secret)`` and ``canonicalize_into`` raise.
+    """
+    inner, outer = _hmac_keyed_states(secret)
+    inner = inner.copy()
+    canonicalize_into(value, inner.update, chunk_size=chunk_size)
+    outer = outer.copy()
+    outer.update(inner.digest())
+    return outer.digest()
 
 
 # ---------------------------------------------------------------------------

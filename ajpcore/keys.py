@@ -57,7 +57,6 @@ PKCS8_PREFIX = bytes.fromhex("302e020100300506032b657004220420")
 KEY_CACHE_SIZE = 1024
 """Entries kept by each key cache (public keys by text, by bytes; private keys by text, by seed)."""
 
-_BACKENDS = (None, "cryptography", "pynacl")
 _B64_CHARS = re.compile(r"[A-Za-z0-9+/]+={0,2}")
 _LOWER_HEX_64 = re.compile(r"[0-9a-f]{64}")
 _ANY_HEX_64 = re.compile(r"[0-9a-fA-F]{64}")
@@ -189,15 +188,11 @@ class Ed25519PublicKey:
         if ``signature`` is not bytes, ``KeyUsageError`` if ``data`` is not
         bytes or the backend is unknown.
         """
+        if backend is not None and backend != "cryptography" and backend != "pynacl":
+            raise KeyUsageError(f"unknown Ed25519 backend `{backend}` (expected `cryptography` or `pynacl`)")
         _core.impl.ed25519_check_signature(signature)
         if type(data) is not bytes:
             data = _message_bytes(data)
-        if backend is None or backend == "cryptography":
-            try:
-                self._ossl.verify(signature, data)
-            except InvalidSignature:
-                raise BadSignature("Ed25519 signature does not match the data and key") from None
-            return
         if backend == "pynacl":
             bindings = _nacl_bindings()
             try:
@@ -205,7 +200,10 @@ class Ed25519PublicKey:
             except _nacl_bad_signature():
                 raise BadSignature("Ed25519 signature does not match the data and key") from None
             return
-        raise KeyUsageError(f"unknown Ed25519 backend `{backend}` (expected `cryptography` or `pynacl`)")
+        try:
+            self._ossl.verify(signature, data)
+        except InvalidSignature:
+            raise BadSignature("Ed25519 signature does not match the data and key") from None
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Ed25519PublicKey):

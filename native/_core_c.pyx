@@ -182,6 +182,19 @@ cdef extern from *:
         uint64_t output;
         if (vm_trailing_zeros || vr_trailing_zeros) {
             uint32_t last_removed = 0;
+            /* Two digits a step while both fit: the same flags as two single steps
+               (vm's pair must be 00; vr's lower digit and the previous last digit 0). */
+            for (;;) {
+                uint64_t vp100 = vp / 100, vm100 = vm / 100;
+                if (vp100 <= vm100) break;
+                uint64_t vr100 = vr / 100;
+                uint32_t vm_mod = (uint32_t)(vm - 100 * vm100), vr_mod = (uint32_t)(vr - 100 * vr100);
+                vm_trailing_zeros &= vm_mod == 0;
+                vr_trailing_zeros &= last_removed == 0 && vr_mod % 10 == 0;
+                last_removed = vr_mod / 10;
+                vr = vr100; vp = vp100; vm = vm100;
+                removed += 2;
+            }
             for (;;) {
                 uint64_t vp10 = vp / 10, vm10 = vm / 10;
                 if (vp10 <= vm10) break;
@@ -195,6 +208,16 @@ cdef extern from *:
                 ++removed;
             }
             if (vm_trailing_zeros) {
+                for (;;) {
+                    uint64_t vm100 = vm / 100;
+                    if (vm - 100 * vm100 != 0) break;
+                    uint64_t vp100 = vp / 100, vr100 = vr / 100;
+                    uint32_t vr_mod = (uint32_t)(vr - 100 * vr100);
+                    vr_trailing_zeros &= last_removed == 0 && vr_mod % 10 == 0;
+                    last_removed = vr_mod / 10;
+                    vr = vr100; vp = vp100; vm = vm100;
+                    removed += 2;
+                }
                 for (;;) {
                     uint64_t vm10 = vm / 10;
                     uint32_t vm_mod = (uint32_t)(vm - 10 * vm10);
@@ -304,6 +327,107 @@ cdef extern from *:
         return ((ctrl | ((q - ones) & ~q & highs) | ((b - ones) & ~b & highs))) != 0;
     }
 
+    /* Copies the leading bytes of ASCII text p[0..n) that need no escaping (RFC 8785
+       §3.2.2.2: not < 0x20, '"' or '\\') to dst and returns how many.  dst has room for
+       n + 16 bytes: whole words are stored before they are checked. */
+    #if defined(__SSE2__)
+    #include <emmintrin.h>
+    #endif
+    static unsigned char ajp_escaped_byte[256];   /* 1 for < 0x20, '"', '\\\\' */
+
+    static void ajp_init_escaped_bytes(void) {
+        int c;
+        for (c = 0; c < 256; c++) ajp_escaped_byte[c] = c < 0x20 || c == '"' || c == '\\\\';
+    }
+
+    static inline Py_ssize_t ajp_copy_clean_ascii(char *dst, const unsigned char *p, Py_ssize_t n) {
+        Py_ssize_t i = 0;
+    #if defined(__SSE2__)
+        const __m128i space = _mm_set1_epi8(0x20), quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\\\');
+        while (i + 16 <= n) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(p + i));
+            /* Signed compare is right: ASCII bytes are 0..0x7f. */
+            __m128i bad = _mm_or_si128(_mm_cmplt_epi8(v, space),
+                                       _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)));
+            int mask = _mm_movemask_epi8(bad);
+            _mm_storeu_si128((__m128i *)(dst + i), v);
+            if (mask) {
+    #if defined(__GNUC__) || defined(__clang__)
+                return i + __builtin_ctz((unsigned)mask);
+    #else
+                break;
+    #endif
+            }
+            i += 16;
+        }
+    #endif
+        while (i + 8 <= n) {
+            uint64_t w;
+            memcpy(&w, p + i, 8);
+            if (ajp_word_needs_escape(w)) break;
+            memcpy(dst + i, &w, 8);
+            i += 8;
+        }
+        /* The short rest as one word that ends at n, overlapping bytes already copied
+           (they are clean, so a hit is in the rest); falls through to bytes on a hit. */
+        if (i < n && n - i < 8) {
+            uint64_t w;
+            uint32_t a, b;
+            if (n >= 8) {
+                memcpy(&w, p + n - 8, 8);
+                if (!ajp_word_needs_escape(w)) { memcpy(dst + n - 8, &w, 8); return n; }
+            } else if (n >= 4) {
+                memcpy(&a, p, 4);
+                memcpy(&b, p + n - 4, 4);
+                if (!ajp_word_needs_escape((uint64_t)a | ((uint64_t)b << 32))) {
+                    memcpy(dst, &a, 4);
+                    memcpy(dst + n - 4, &b, 4);
+                    return n;
+                }
+            }
+        }
+        while (i < n) {
+            unsigned char c = p[i];
+            if (ajp_escaped_byte[c]) return i;
+            dst[i] = (char)c;
+            i++;
+        }
+        return i;
+    }
+
+    /* The first 8 bytes of a Latin-1 name, zero-padded, as a big-endian number: comparing
+       two of these orders the names as memcmp would (NUL pads sort first, and equal
+       prefixes fall through to the full comparison). */
+    static inline uint64_t ajp_name_prefix(const void *data, Py_ssize_t n) {
+        const unsigned char *p = (const unsigned char *)data;
+        uint64_t r = 0;
+        Py_ssize_t i;
+        if (n >= 8) {
+            memcpy(&r, p, 8);
+    #if defined(__GNUC__) || defined(__clang__)
+            return __builtin_bswap64(r);
+    #else
+            r = 0;
+            n = 8;
+    #endif
+        }
+        if (n == 0) return 0;
+        /* Short names are assembled in registers (a partial store reloaded as one word
+           stalls on store forwarding): two overlapping 4-byte loads, or single bytes. */
+        if (n >= 4) {
+            uint32_t hi, lo;
+            memcpy(&hi, p, 4);
+            memcpy(&lo, p + n - 4, 4);
+    #if defined(__GNUC__) || defined(__clang__)
+            hi = __builtin_bswap32(hi);
+            lo = __builtin_bswap32(lo);
+            return ((uint64_t)hi << 32) | ((uint64_t)lo << (8 * (8 - n)));
+    #endif
+        }
+        for (i = 0; i < n; i++) r = (r << 8) | p[i];
+        return r << (8 * (8 - n));
+    }
+
     /* RFC 8785 §3.2.3: compare member names by UTF-16 code units (PEP 393 data). */
     static inline uint32_t ajp_read(int kind, const void *data, Py_ssize_t i) {
         return kind == 1 ? ((const uint8_t *)data)[i] : kind == 2 ? ((const uint16_t *)data)[i] : ((const uint32_t *)data)[i];
@@ -348,6 +472,12 @@ cdef extern from *:
     int ajp_format_double(double x, char* out) nogil
     bint ajp_word_needs_escape(unsigned long long w) nogil
     int ajp_compare_names(int ka, const void* a, Py_ssize_t na, int kb, const void* b, Py_ssize_t nb) nogil
+    unsigned long long ajp_name_prefix(const void* data, Py_ssize_t n) nogil
+    Py_ssize_t ajp_copy_clean_ascii(char* dst, const unsigned char* p, Py_ssize_t n) nogil
+    void ajp_init_escaped_bytes()
+    int _name_kind "PyUnicode_KIND" (PyObject* o) nogil
+    void* _name_data "PyUnicode_DATA" (PyObject* o) nogil
+    Py_ssize_t _name_length "PyUnicode_GET_LENGTH" (PyObject* o) nogil
 
 
 cdef void _init_pow5_tables():
@@ -365,6 +495,7 @@ cdef void _init_pow5_tables():
 
 
 _init_pow5_tables()
+ajp_init_escaped_bytes()
 
 
 # Per byte < 0x80: 0 = copy as is, 1 = short escape, 2 = \u00xx escape (ECMA-262 QuoteJSONString).
@@ -402,9 +533,7 @@ cdef struct Step:
 cdef struct Member:
     PyObject* key      # strong references: a ``write`` callback may mutate the dict
     PyObject* value
-    const void* data   # the key's PEP 393 data, for sorting
-    Py_ssize_t length
-    int kind
+    unsigned long long prefix  # ajp_name_prefix of a Latin-1 name, else 0
 
 
 cdef struct Writer:
@@ -618,6 +747,28 @@ cdef int _put_ascii_text(Writer* w, const unsigned char* p, Py_ssize_t n) except
     return 0
 
 
+cdef inline Py_ssize_t _put_ascii_in_place(Writer* w, const unsigned char* p, Py_ssize_t n) noexcept:
+    """The opening quote and as much of ASCII ``p`` as the buffer surely holds, in one pass.
+
+    The caller guarantees room for ``n + 18`` bytes; an escape is written only while the
+    rest (at most 6 bytes for it, 1 per remaining byte, the quote, 16 for a word store) fits.
+    Returns how many bytes of ``p`` were written.
+    """
+    cdef char* dst = w.data + w.length
+    cdef Py_ssize_t room = w.cap - w.length, o = 1, i = 0, run
+    dst[0] = b'"'
+    while True:
+        run = ajp_copy_clean_ascii(dst + o, p + i, n - i)
+        o += run
+        i += run
+        if i >= n or room - o < 6 + (n - i) + 17:
+            break
+        o += _escape_code(p[i], dst + o)
+        i += 1
+    w.length += o
+    return i
+
+
 cdef int _put_str(Writer* w, object s) except -1:
     cdef Py_ssize_t n = PyUnicode_GET_LENGTH(s)
     cdef int kind = PyUnicode_KIND(s)
@@ -625,6 +776,11 @@ cdef int _put_str(Writer* w, object s) except -1:
     cdef Py_ssize_t i, end, o
     cdef unsigned int c
     cdef char block[_STR_BLOCK * 6]
+    if kind == PyUnicode_1BYTE_KIND and PyUnicode_IS_ASCII(s) and w.cap - w.length >= n + 18:
+        i = _put_ascii_in_place(w, <const unsigned char*>raw, n)
+        if i < n:
+            _put_ascii_text(w, <const unsigned char*>raw + i, n - i)
+        return _w_put_char(w, b'"')
     _w_put_char(w, b'"')
     if kind == PyUnicode_1BYTE_KIND:
         _put_ascii_text(w, <const unsigned char*>raw, n)
@@ -749,11 +905,17 @@ cdef int _put_value(Writer* w, object v) except -1:
     _w_fail(w, f"Unsupported type `{type(v).__qualname__}`")
 
 
-cdef inline bint _member_less(Member* a, Member* b) noexcept:
-    return ajp_compare_names(a.kind, a.data, a.length, b.kind, b.data, b.length) < 0
+cdef inline int _compare_names(PyObject* a, PyObject* b) noexcept:
+    return ajp_compare_names(_name_kind(a), _name_data(a), _name_length(a), _name_kind(b), _name_data(b), _name_length(b))
 
 
-cdef void _sort_members(Member* m, Py_ssize_t n) noexcept:
+cdef inline bint _member_less(Member* a, Member* b, bint by_prefix) noexcept:
+    if by_prefix and a.prefix != b.prefix:
+        return a.prefix < b.prefix
+    return _compare_names(a.key, b.key) < 0
+
+
+cdef void _sort_members(Member* m, Py_ssize_t n, bint by_prefix) noexcept:
     """RFC 8785 §3.2.3 order: insertion sort for the usual handful of members, else a merge sort."""
     cdef Py_ssize_t i, j
     cdef Member tmp
@@ -762,7 +924,7 @@ cdef void _sort_members(Member* m, Py_ssize_t n) noexcept:
         for i in range(1, n):
             tmp = m[i]
             j = i
-            while j > 0 and _member_less(&tmp, &m[j - 1]):
+            while j > 0 and _member_less(&tmp, &m[j - 1], by_prefix):
                 m[j] = m[j - 1]
                 j -= 1
             m[j] = tmp
@@ -772,29 +934,29 @@ cdef void _sort_members(Member* m, Py_ssize_t n) noexcept:
         for i in range(1, n):
             tmp = m[i]
             j = i
-            while j > 0 and _member_less(&tmp, &m[j - 1]):
+            while j > 0 and _member_less(&tmp, &m[j - 1], by_prefix):
                 m[j] = m[j - 1]
                 j -= 1
             m[j] = tmp
         return
-    _merge_sort(m, scratch, n)
+    _merge_sort(m, scratch, n, by_prefix)
     PyMem_Free(scratch)
 
 
-cdef void _merge_sort(Member* m, Member* scratch, Py_ssize_t n) noexcept:
+cdef void _merge_sort(Member* m, Member* scratch, Py_ssize_t n, bint by_prefix) noexcept:
     cdef Py_ssize_t half, i, j, k
     if n <= 24:
-        _sort_members(m, n)
+        _sort_members(m, n, by_prefix)
         return
     half = n // 2
-    _merge_sort(m, scratch, half)
-    _merge_sort(m + half, scratch, n - half)
+    _merge_sort(m, scratch, half, by_prefix)
+    _merge_sort(m + half, scratch, n - half, by_prefix)
     memcpy(scratch, m, half * sizeof(Member))
     i = 0
     j = half
     k = 0
     while i < half and j < n:
-        if _member_less(&m[j], &scratch[i]):
+        if _member_less(&m[j], &scratch[i], by_prefix):
             m[k] = m[j]
             j += 1
         else:
@@ -807,7 +969,7 @@ cdef void _merge_sort(Member* m, Member* scratch, Py_ssize_t n) noexcept:
         k += 1
 
 
-cdef int _push_members(Writer* w, object d, Py_ssize_t n, bint* exact) except -1:
+cdef int _push_members(Writer* w, object d, Py_ssize_t n, bint* exact, bint* latin1) except -1:
     """Snapshot the members of ``d`` onto the member stack, refusing non-str keys (in insertion order)."""
     cdef Py_ssize_t pos = 0, need = w.mtop + n
     cdef PyObject* key
@@ -825,6 +987,7 @@ cdef int _push_members(Writer* w, object d, Py_ssize_t n, bint* exact) except -1
         w.members = m
         w.mcap = need * 2
     exact[0] = True
+    latin1[0] = True
     while w.mtop < need and PyDict_Next(d, &pos, &key, &value):
         if not PyUnicode_CheckExact(<object>key):
             if not PyUnicode_Check(<object>key):
@@ -835,16 +998,18 @@ cdef int _push_members(Writer* w, object d, Py_ssize_t n, bint* exact) except -1
         Py_INCREF(<object>value)
         m.key = key
         m.value = value
-        m.data = PyUnicode_DATA(<object>key)
-        m.length = PyUnicode_GET_LENGTH(<object>key)
-        m.kind = PyUnicode_KIND(<object>key)
+        if _name_kind(key) == PyUnicode_1BYTE_KIND:
+            m.prefix = ajp_name_prefix(_name_data(key), _name_length(key))
+        else:
+            m.prefix = 0
+            latin1[0] = False
         w.mtop += 1
     return 0
 
 
 cdef int _put_dict(Writer* w, object d) except -1:
     cdef Py_ssize_t i, n, base
-    cdef bint exact
+    cdef bint exact, latin1
     cdef Member* m
     if w.depth >= _MAX_DEPTH:
         _w_fail(w, f"Nesting deeper than {_MAX_DEPTH}")
@@ -852,14 +1017,15 @@ cdef int _put_dict(Writer* w, object d) except -1:
     if n == 0:
         return _w_put(w, b"{}", 2)
     base = w.mtop
-    _push_members(w, d, n, &exact)
+    _push_members(w, d, n, &exact, &latin1)
     n = w.mtop - base
     if n > 1:
-        _sort_members(w.members + base, n)
+        # Latin-1 names sort as bytes, mostly by their first 8 (ajp_name_prefix); others by UTF-16 units.
+        _sort_members(w.members + base, n, latin1)
         if not exact:
             for i in range(1, n):
                 m = &w.members[base + i]
-                if ajp_compare_names(m.kind, m.data, m.length, (m - 1).kind, (m - 1).data, (m - 1).length) == 0:
+                if _compare_names(m.key, (m - 1).key) == 0:
                     _w_fail(w, f"Duplicate object key `{str.__str__(<object>m.key)}`")
     _w_put_char(w, b'{')
     w.depth += 1
@@ -1536,7 +1702,7 @@ from ajpcore.errors import BadSignature, KeyFormatError, KeyUsageError, SignerFi
 
 # Keyed states of recently used secrets: see the pure twin for why caching them is acceptable.
 HMAC_CACHE_SIZE = 32
-"""How many secrets ``HmacSigner`` keeps keyed SHA-256 states for (oldest evicted first)."""
+"""How many secrets ``HmacSigner`` keeps keyed SHA-256 states for (oldest evicted first; 0: none)."""
 
 cdef enum:
     _HMAC_BLOCK = 64  # SHA-256 block size in bytes (RFC 2104 §2: B)
@@ -1573,10 +1739,11 @@ cdef tuple _hmac_keyed_states(object secret):
         key = _sha256(key).digest()
     key = key.ljust(_HMAC_BLOCK, b"\0")
     states = (_sha256(key.translate(_IPAD)), _sha256(key.translate(_OPAD)))
-    with _hmac_cache_lock:
-        if len(_hmac_cache) >= HMAC_CACHE_SIZE:
-            del _hmac_cache[next(iter(_hmac_cache))]
-        _hmac_cache[cache_key] = states
+    if HMAC_CACHE_SIZE > 0:
+        with _hmac_cache_lock:
+            while len(_hmac_cache) >= HMAC_CACHE_SIZE:
+                del _hmac_cache[next(iter(_hmac_cache))]
+            _hmac_cache[cache_key] = states
     return <tuple>states
 
 
@@ -1653,6 +1820,16 @@ cdef class HmacSigner:
             raise BadSignature(f"HMAC-SHA256 tag must be {_HMAC_TAG_SIZE} bytes, got {len(tag)} (truncated tags are refused)")
         if not _compare_digest(mac, tag):
             raise BadSignature("HMAC-SHA256 tag does not match")
+
+
+def hmac_sha256_canonical(value, secret, *, chunk_size=65536):
+    """HMAC-SHA256 under ``secret`` of ``canonicalize(value)``, streamed (see ajpcore._core_py)."""
+    cdef tuple states = _hmac_keyed_states(secret)
+    inner = states[0].copy()
+    canonicalize_into(value, inner.update, chunk_size=chunk_size)
+    outer = states[1].copy()
+    outer.update(inner.digest())
+    return outer.digest()
 
 
 # ---------------------------------------------------------------------------

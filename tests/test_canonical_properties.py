@@ -102,6 +102,31 @@ def test_members_sort_by_utf16_code_units(impl, keys):
     assert list(out) == sorted(keys, key=lambda k: k.encode("utf-16-be"))
 
 
+latin1_names = st.text(st.sampled_from("ab~\x00\x7f\xe9\xff"), max_size=12) | st.text(st.characters(max_codepoint=0xFF), max_size=20)
+
+
+@PROPERTY
+@given(keys=st.lists(latin1_names, max_size=30, unique=True))
+def test_latin1_members_sort_as_bytes(impl, keys):
+    # The native twin sorts Latin-1 names by an 8-byte prefix first: shared prefixes,
+    # NULs and lengths around 4 and 8 are where that could go wrong.
+    value = {k: i for i, k in enumerate(keys)}
+    out = orjson.loads(impl.canonicalize(value))
+    assert list(out) == sorted(keys, key=lambda k: k.encode("utf-16-be"))
+
+
+@PROPERTY
+@given(text=st.text(st.sampled_from('ab"\\\x00\x1f\x7f \xe9\u2028\U0001F600'), max_size=70)
+       | st.text(st.sampled_from('abc"\\\n'), max_size=70))
+def test_twins_escape_strings_alike(twins, text):
+    native, pure = twins
+    out = pure.canonicalize(text)
+    assert native.canonicalize(text) == out
+    assert native.canonicalize({text: text}) == pure.canonicalize({text: text})
+    assert streamed(native, [text, text], 5) == pure.canonicalize([text, text])
+    assert orjson.loads(out) == text
+
+
 # -- hostile values -------------------------------------------------------------
 
 
@@ -394,3 +419,47 @@ def test_a_callback_mutating_the_value_never_breaks_the_encoder(impl, value, ops
     data = b"".join(chunks)
     assert total == len(data)
     orjson.loads(data)  # whatever was written is one well-formed JSON document
+
+
+# -- number formatting: the native shortest-digit search against float.__repr__ ---------
+
+
+def _edge_doubles():
+    """Doubles where shortest-digit searches go wrong: interval edges and exact ties."""
+    import struct
+
+    def from_bits(b):
+        return struct.unpack("<d", struct.pack("<Q", b))[0]
+
+    xs = []
+    for e in range(-1074, 1024):
+        p = math.ldexp(1.0, e)
+        xs += [p, math.nextafter(p, 0.0), math.nextafter(p, math.inf), math.nextafter(math.nextafter(p, math.inf), math.inf)]
+    for k in range(-324, 309):
+        t = float(f"1e{k}")
+        xs += [t, math.nextafter(t, 0.0), math.nextafter(t, math.inf), float(f"5e{k}"), float(f"9.999999999999999e{k}")]
+    for n in range(1, 64):
+        xs += [from_bits(n), from_bits(0x000FFFFFFFFFFFFF - n), from_bits(0x7FEFFFFFFFFFFFFF - n)]
+    xs += [float(2**53 + 2 * i) for i in range(-50, 50)] + [float(2**64 + 4096 * i) for i in range(-50, 50)]
+    # Exact binary fractions and short decimals: the digit search's trailing-zero paths.
+    xs += [m / 1024 for m in range(1, 20000)] + [m / 10**k for k in range(1, 8) for m in range(1, 3000, 7)]
+    xs += [math.ldexp(m, e) for m in range(1, 200) for e in range(-60, 80, 3)]
+    xs = [x for x in xs if x and math.isfinite(x)]
+    return xs + [-x for x in xs]
+
+
+def test_native_number_text_matches_the_reference_on_edge_doubles(twins):
+    native, pure = twins
+    xs = _edge_doubles()
+    assert native.canonicalize(xs) == pure.canonicalize(xs)
+
+
+def test_native_number_text_matches_the_reference_on_random_bit_patterns(twins):
+    import random
+    import struct
+
+    native, pure = twins
+    rng = random.Random(8785)
+    xs = [struct.unpack("<d", struct.pack("<Q", rng.getrandbits(64)))[0] for _ in range(200_000)]
+    xs = [x for x in xs if math.isfinite(x)]
+    assert native.canonicalize(xs) == pure.canonicalize(xs)

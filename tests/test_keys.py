@@ -393,3 +393,9 @@ def test_clear_key_cache():
     ajpcore.clear_key_cache()
     second = Ed25519PublicKey.from_string(REFERENCE_PUBLIC)
     assert second == first and second is not first
+
+
+def test_unknown_backend_refused_before_the_signature_is_read(core):
+    key = Ed25519PublicKey.from_string(REFERENCE_PUBLIC)
+    with pytest.raises(KeyUsageError, match="unknown Ed25519 backend"):
+        key.verify(b"short", b"", backend="libsodium")
