@@ -3,6 +3,7 @@
 import calendar
 import contextlib
 import copy
+import json
 import math
 import re
 
@@ -530,13 +531,21 @@ def test_from_json_reports_schema_problems_as_validation_error(core):
         CapabilityManifest.from_json(b'{"identity": {"agent_id": "a", "owner": "o"}, "trust_level": "unknown"}')
 
 
-@settings(max_examples=40, deadline=None)
-@given(st.binary(max_size=64))
-def test_from_json_on_arbitrary_bytes_never_crashes(data):
-    try:
-        CapabilityManifest.from_json(data)
-    except DecodeError:
-        pass
+@settings(max_examples=60, deadline=None)
+@given(
+    st.binary(max_size=64)
+    | manifest_mutations().map(lambda doc: json.dumps(doc).encode()[: len(json.dumps(doc)) // 2])
+    | manifests().map(lambda doc: json.dumps(doc, ensure_ascii=False).encode())
+)
+def test_from_json_on_arbitrary_bytes_is_the_same_on_both_twins(twins, data):
+    outcomes = []
+    for twin in twins:
+        with using(twin):
+            try:
+                outcomes.append(CapabilityManifest.from_json(data))
+            except DecodeError as exc:  # ValidationError included
+                outcomes.append((type(exc), str(exc), exc.pos))
+    assert outcomes[0] == outcomes[1]
 
 
 def test_pickle_and_copy_go_through_the_json_form():
