@@ -238,7 +238,7 @@ def test_attestation_example_is_not_a_manifest():
 # -- the differential -------------------------------------------------------------------
 
 
-DIFFERENTIAL = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+DIFFERENTIAL = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
 @DIFFERENTIAL
@@ -264,7 +264,7 @@ def test_accepts_exactly_what_the_published_schema_accepts(doc):
         assert manifest.to_dict() == doc
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(doc=manifests() | manifest_mutations())
 def test_bytes_path_agrees_on_both_twins(twins, doc):
     """from_json (strict decode, then validate) gives the same verdict and value on both twins."""
@@ -531,7 +531,7 @@ def test_from_json_reports_schema_problems_as_validation_error(core):
         CapabilityManifest.from_json(b'{"identity": {"agent_id": "a", "owner": "o"}, "trust_level": "unknown"}')
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(
     st.binary(max_size=64)
     | manifest_mutations().map(lambda doc: json.dumps(doc).encode()[: len(json.dumps(doc)) // 2])

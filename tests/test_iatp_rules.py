@@ -4,7 +4,7 @@ import datetime as dt
 import itertools
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 
 from ajpcore import ValidationError
 from ajpcore.iatp import (
@@ -118,7 +118,7 @@ def test_sensitive_data_blocks():
         trust_score({"trust_level": "trusted"})
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(doc=manifests())
 def test_score_is_always_an_int_in_range(doc):
     result = trust_score(CapabilityManifest.from_dict(doc))

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey as OsslPublicKey
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 
 from ajpcore import BadSignature, KeyFormatError, MalformedSignature, UnsupportedScheme, ValidationError
 from ajpcore.iatp import (
@@ -229,7 +229,7 @@ def test_signature_errors_are_401():
     assert info.value.status == 401
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(doc=manifests())
 def test_any_manifest_signs_and_verifies_on_both_backends(doc):
     doc = copy.deepcopy(doc)
