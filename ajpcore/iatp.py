@@ -1013,7 +1013,8 @@ def trust_score(
 @dataclasses.dataclass(**_DATACLASS)
 class UndoDecision:
     """The outcome of ``undo_decision``: ``allowed``, a ``reason`` and the ``deadline``
-    (the last instant of the time window, ``None`` when no time limit applies)."""
+    (the last instant of the time window, ``None`` when no time limit applies, the
+    largest ``datetime`` when the window reaches beyond year 9999)."""
 
     allowed: bool
     reason: str
@@ -1071,8 +1072,14 @@ def undo_decision(
     window = rev.undo_window_seconds
     if not window:
         return UndoDecision(allowed=True, reason="no undo time limit")
-    deadline = executed + _dt.timedelta(seconds=window)
-    if current > deadline:
+    # Exact integer microseconds: a window may be far larger than datetime's range.
+    elapsed = current - executed
+    elapsed_us = (elapsed.days * 86_400 + elapsed.seconds) * 1_000_000 + elapsed.microseconds
+    try:
+        deadline = executed + _dt.timedelta(seconds=window)
+    except OverflowError:  # beyond year 9999
+        deadline = _dt.datetime.max.replace(tzinfo=_dt.timezone.utc)
+    if elapsed_us > window * 1_000_000:
         return UndoDecision(allowed=False, reason="undo window expired", deadline=deadline)
     return UndoDecision(allowed=True, reason="within undo window", deadline=deadline)
 
