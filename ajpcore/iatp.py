@@ -11,9 +11,14 @@ validators treat them by default).  The schema allows members it does not name a
 every level: they are kept in ``extra`` and written back unchanged.
 
 On top of the typed manifest: ``trust_score`` (IATP-001 section 2.3),
-``undo_decision`` (IATP-002 section 4) and manifest signatures, an ajpcore
-extension (IATP defines none; see ``sign_manifest``).  Pure functions: no I/O,
-and time only through arguments.
+``undo_decision`` (IATP-002 section 4), ``spec_warnings`` (advice the schema
+leaves open) and manifest signatures, an ajpcore extension (IATP defines none;
+see ``sign_manifest``).  IATP-002's compensation request and response,
+compensation chain (a saga undone backwards) and audit event, and IATP-001's
+attestation, are typed the same way, each with its schema in
+``ajpcore/schemas/``.  ``manifest_from_reference_model`` converts the reference
+Python package's internal model.  Pure functions: no I/O beyond reading the
+shipped schemas, and time only through arguments.
 """
 
 from __future__ import annotations

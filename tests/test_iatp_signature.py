@@ -73,6 +73,8 @@ def test_readme_documents_the_worked_example_this_code_computes(core):
     end = text.index("\n<!-- iatp-worked-example:end -->")
     assert text[start:end] == block
     assert "000102...1f" in text and SEED.hex().startswith("000102") and SEED.hex().endswith("1f")
+    assert f"the {len(MANIFEST_SIGNATURE_CONTEXT)} ASCII bytes `{MANIFEST_SIGNATURE_CONTEXT.decode()}`" in text
+    assert f"64 signature bytes: {len(signed.signature)} characters" in text
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
