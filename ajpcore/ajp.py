@@ -859,6 +859,8 @@ def validate_offer(
     Raises ``TimestampError`` only for a bad ``now``.
     """
     now_us = _now_micros(now)
+    if type(offer) is JobOffer:
+        return _check_typed_offer(offer._raw, now_us, strict, skew, max_lifetime)
     errors: List[str] = []
     warnings: List[str] = []
     if isinstance(offer, JobOffer):
@@ -923,6 +925,38 @@ def validate_offer(
         if scheme is not None and type(signature) is str and signature and not signature.startswith(scheme):
             errors.append(f"signature scheme must be {scheme[:-1]} for a {sender_type} sender")
     return OfferCheck(errors=errors, warnings=warnings)
+
+
+def _check_typed_offer(raw: dict, now_us: int, strict: bool, skew: float, max_lifetime: float) -> OfferCheck:
+    """``validate_offer`` for a schema-valid offer: the same rules, without re-checking the shape
+    (both timestamps are strict RFC 3339, every SDK presence rule holds)."""
+    signature = raw.get("signature")
+    errors: List[str] = [] if signature is not None else ["missing: signature"]  # built, not yet signed
+    sender = raw["from"]
+    sender_type = sender["type"]
+    expires_us = timestamp_micros(raw["expires_at"])
+    if expires_us < now_us:
+        errors.append("offer has expired")
+    warnings = [_DECLARATION_WARNING] if sender_type == "agent" and not sender.get("declaration_url") else []
+    if strict:
+        issued_us = timestamp_micros(raw["issued_at"])
+        if issued_us - now_us > skew * 1_000_000:
+            errors.append(f"issued_at is more than {_seconds(skew)} s in the future")
+        if expires_us <= issued_us:
+            errors.append("expires_at is not after issued_at")
+        elif expires_us - issued_us > max_lifetime * 1_000_000:
+            errors.append(f"offer lifetime exceeds {_seconds(max_lifetime)} s")
+        scheme = _SCHEME_FOR[sender_type]
+        if signature is not None and not signature.startswith(scheme):
+            errors.append(f"signature scheme must be {scheme[:-1]} for a {sender_type} sender")
+    check = _new_check(OfferCheck)
+    _check_errors(check, errors)
+    _check_warnings(check, warnings)
+    _check_valid(check, not errors)
+    return check
+
+
+_new_check = object.__new__
 
 
 def _micros_or_none(value: Any) -> Optional[int]:

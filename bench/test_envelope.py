@@ -5,6 +5,9 @@ schema validation, typed parts) plus the HMAC ``verify``; pydantic v2
 ``model_validate_json`` on an equivalent model (no signature: pydantic has none);
 ``json.loads`` + ``jsonschema`` with the same shipped schema (no signature either).
 
+``validate:offer``: the same without the signature on our side either (bytes ->
+validated typed JobOffer), the like-for-like comparison with pydantic and jsonschema.
+
 ``receive:offer``: ajpcore's whole receive path (``receive_offer``: decode, schema,
 strict acceptance rules, HMAC verify) against the unsafe pipeline users write today
 (``orjson.loads``, ``orjson.dumps(OPT_SORT_KEYS)``, ``hmac.digest``,
@@ -128,6 +131,34 @@ def test_envelope_offer_pydantic(benchmark):
 
 def test_envelope_offer_jsonschema(benchmark):
     benchmark.group = "envelope:offer"
+    benchmark.name = "json.loads+jsonschema"
+    validator = jsonschema.Draft202012Validator(schemas.load("ajp-job-offer"), format_checker=jsonschema.FormatChecker())
+
+    def run():
+        value = json.loads(RAW)
+        validator.validate(value)
+        return value
+
+    value = benchmark.pedantic(run, rounds=200, iterations=1, warmup_rounds=5)
+    assert value["job_id"] == data.value("offer")["job_id"]
+
+
+def test_validate_offer_ajpcore(benchmark, twin):
+    benchmark.group = "validate:offer"
+    benchmark.name = twin
+    offer = benchmark(ajp.JobOffer.from_json, RAW)
+    assert offer.job_id == data.value("offer")["job_id"]
+
+
+def test_validate_offer_pydantic(benchmark):
+    benchmark.group = "validate:offer"
+    benchmark.name = "pydantic.model_validate_json"
+    offer = benchmark(POffer.model_validate_json, RAW)
+    assert offer.job_id == data.value("offer")["job_id"]
+
+
+def test_validate_offer_jsonschema(benchmark):
+    benchmark.group = "validate:offer"
     benchmark.name = "json.loads+jsonschema"
     validator = jsonschema.Draft202012Validator(schemas.load("ajp-job-offer"), format_checker=jsonschema.FormatChecker())
 
