@@ -39,6 +39,15 @@ from .errors import KeyUsageError
 from .keys import Ed25519PrivateKey, Ed25519PublicKey, clear_key_cache
 
 # -- protocols (ajp, iatp, provenance, timestamps) are imported as submodules --
+from .errors import (  # noqa: E402  the protocol refusals, importable from the top level
+    BudgetRefused,
+    Busy,
+    InvalidMessage,
+    ReplayedMessage,
+    SchemaError,
+    TimestampError,
+    TrustRefused,
+)
 
 __version__ = "0.1.0"
 

@@ -1174,17 +1174,21 @@ class _Generator:
             self.emit(sub, f"{where}/allOf/{i}", var, depth + 1, lines, ind)
         for key in ("anyOf", "oneOf"):
             if key in schema:
-                nodes = [self.compiler.compile(s, f"{where}/{key}/{i}") for i, s in enumerate(schema[key])]
+                nodes = [self.sub(s, f"{where}/{key}/{i}") for i, s in enumerate(schema[key])]
                 lines.append(f"{ind}if not {self.bind(_combinator(key, nodes)[0], key)}({var}): return False")
         if "not" in schema:
-            inner = self.compiler.compile(schema["not"], f"{where}/not")
+            inner = self.sub(schema["not"], f"{where}/not")
             lines.append(f"{ind}if {self.bind(inner.ok, 'not')}({var}): return False")
         if "if" in schema:
-            cond = self.compiler.compile(schema["if"], f"{where}/if")
-            then = self.compiler.compile(schema.get("then", True), f"{where}/then")
-            other = self.compiler.compile(schema.get("else", True), f"{where}/else")
+            cond = self.sub(schema["if"], f"{where}/if")
+            then = self.sub(schema.get("then", True), f"{where}/then")
+            other = self.sub(schema.get("else", True), f"{where}/else")
             c, a, b = self.bind(cond.ok, "if"), self.bind(then.ok, "then"), self.bind(other.ok, "else")
             lines.append(f"{ind}if not ({a}({var}) if {c}({var}) else {b}({var})): return False")
+
+    def sub(self, schema: Any, where: str) -> _Node:
+        """A subschema as its own generated function (for combinators and conditions)."""
+        return _Node(self.function(schema, where), self.compiler.compile(schema, where).collect)
 
 
 class CompiledSchema:

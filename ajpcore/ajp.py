@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import hashlib
 import heapq
+import hmac
+import re
 import secrets
 import time
 from datetime import datetime, timezone
@@ -124,17 +126,22 @@ def _part_schema(doc: Any, *pointer: str) -> CompiledSchema:
 class _Envelope:
     """Shared machinery of every typed envelope and part.
 
-    A subclass declares ``_FIELDS``: ``(attribute, JSON member, part class or None,
-    required)``, its ``__slots__`` (the attributes plus ``_raw`` and ``_extra``) and
-    ``_SCHEMA``.  ``_raw`` is the received JSON object (None when built from
-    keywords); ``_extra`` the unknown members given as keywords.
+    An instance wraps one validated JSON object, ``_raw`` (the received one, or
+    the one built from keywords); the typed attributes are read from it, and the
+    parts (``offer.sender``...) are built on first access and cached in ``_parts``.
+    Construction from the wire is therefore one allocation, and what is verified
+    and written back is always exactly ``_raw``.
+
+    A subclass declares ``_FIELDS``: ``(attribute, JSON member, part class or
+    None, required)``; ``_define`` adds the properties, ``__init__`` and schema.
     """
 
-    __slots__ = ("_raw", "_extra")
+    __slots__ = ("_raw", "_parts")
     _FIELDS: ClassVar[Tuple[Tuple[str, str, Any, bool], ...]] = ()
     _KNOWN: ClassVar[frozenset] = frozenset()
+    _PARTS: ClassVar[Tuple[Tuple[str, Any], ...]] = ()
     _SCHEMA: ClassVar[CompiledSchema]
-    _build: ClassVar[Callable[[dict], Any]]
+    _wrap: ClassVar[Callable[[dict], Any]]
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"`{type(self).__name__}` is frozen: build a new one with `replace(...)`")
@@ -154,17 +161,26 @@ class _Envelope:
         return f"{type(self).__name__}({shown})"
 
     def __reduce__(self) -> Any:
-        return (type(self).from_dict, (self.to_dict(),))
+        return (type(self).from_dict, (self._raw,))
+
+    def _make_parts(self) -> tuple:
+        raw = self._raw
+        parts = []
+        for key, part in self._PARTS:
+            v = raw.get(key)
+            parts.append(None if v is None else part._wrap(v))
+        made = tuple(parts)
+        _set_parts(self, made)
+        return made
 
     @property
     def extra(self) -> Mapping[str, Any]:
         """Members this version of ajpcore does not know, as received (read-only view)."""
-        if self._raw is not None:
-            known = self._KNOWN
-            if known.issuperset(self._raw):
-                return _EMPTY
-            return MappingProxyType({k: v for k, v in self._raw.items() if k not in known})
-        return MappingProxyType(self._extra) if self._extra else _EMPTY
+        raw = self._raw
+        known = self._KNOWN
+        if known.issuperset(raw):
+            return _EMPTY
+        return MappingProxyType({k: v for k, v in raw.items() if k not in known})
 
     @classmethod
     def from_dict(cls, value: Any) -> Any:
@@ -174,7 +190,7 @@ class _Envelope:
         """
         if not cls._SCHEMA.is_valid(value):
             raise ValidationError(cls._SCHEMA.errors(value))
-        return cls._build(_copy_json(value))
+        return cls._wrap(_copy_json(value))
 
     @classmethod
     def from_json(cls, data: Union[bytes, bytearray, memoryview, str]) -> Any:
@@ -186,34 +202,17 @@ class _Envelope:
         value = _core.impl.decode(data)
         if not cls._SCHEMA.is_valid(value):
             raise ValidationError(cls._SCHEMA.errors(value))
-        return cls._build(value)
+        return cls._wrap(value)
 
     def to_dict(self) -> dict:
-        """A fresh JSON object: the received one (same members and order) or, when built
-        from keywords, the fields that are not None followed by ``extra``."""
-        if self._raw is not None:
-            return _copy_json(self._raw)
-        out: dict = {}
-        for attr, key, part, _ in self._FIELDS:
-            v = getattr(self, attr)
-            if v is None:
-                continue
-            if part is not None:
-                v = v.to_dict()
-            elif type(v) is tuple:
-                v = _copy_json(list(v))
-            else:
-                v = _copy_json(v)
-            out[key] = v
-        if self._extra:
-            for k, v in self._extra.items():
-                if k not in out:
-                    out[k] = _copy_json(v)
-        return out
+        """A fresh JSON object: the received one (same members, same order, unknown
+        members kept) or, when built from keywords, the fields that are not None
+        followed by ``extra``."""
+        return _copy_json(self._raw)
 
     def to_json(self) -> bytes:
         """The RFC 8785 canonical JSON bytes of ``to_dict()``."""
-        return _core.impl.canonicalize(self._raw if self._raw is not None else self.to_dict())
+        return _core.impl.canonicalize(self._raw)
 
     def replace(self, **changes: Any) -> Any:
         """A new envelope with ``changes`` applied (attributes by name; validated again)."""
@@ -226,74 +225,114 @@ class _Envelope:
         return type(self)(**kwargs)
 
 
+_set_raw = _Envelope._raw.__set__  # type: ignore[attr-defined]
+_set_parts = _Envelope._parts.__set__  # type: ignore[attr-defined]
+
+
 def _define(cls: Any, schema: CompiledSchema) -> Any:
-    """Give ``cls`` its keyword-only ``__init__`` and its fast ``_build`` from a validated dict."""
+    """Give ``cls`` its typed properties, keyword-only ``__init__`` and fast ``_wrap``."""
     fields = cls._FIELDS
     cls._SCHEMA = schema
     cls._KNOWN = frozenset(key for _, key, _, _ in fields)
-    ns: Dict[str, Any] = {"_new": object.__new__, "_cls": cls, "ValidationError": ValidationError}
-    # _build: set the slots straight through their descriptors (the class forbids setattr).
-    lines = ["def _build(d):", "    o = _new(_cls)"]
+    cls._PARTS = tuple((key, part) for _, key, part, _ in fields if part is not None)
+    hints = cls.__annotations__
+    index = 0
     for attr, key, part, required in fields:
-        ns[f"_set_{attr}"] = getattr(cls, attr).__set__
         if part is None:
-            get = f"d[{key!r}]" if required else f"d.get({key!r})"
-        else:
-            ns[f"_part_{attr}"] = part
             if required:
-                get = f"_part_{attr}._build(d[{key!r}])"
+                getter = _required_getter(key)
             else:
-                lines.append(f"    x = d.get({key!r})")
-                get = f"None if x is None else _part_{attr}._build(x)"
-        lines.append(f"    _set_{attr}(o, {get})")
-    ns["_set__raw"] = _Envelope._raw.__set__  # type: ignore[attr-defined]
-    ns["_set__extra"] = _Envelope._extra.__set__  # type: ignore[attr-defined]
-    lines += ["    _set__raw(o, d)", "    _set__extra(o, None)", "    return o"]
-    # __init__: keyword-only, required fields first without defaults.
-    params = [f"{attr}" for attr, _, _, required in fields if required]
-    params += [f"{attr}=None" for attr, _, _, required in fields if not required]
-    init = [f"def __init__(self, *, {', '.join(params + ['extra=None'])}):"]
-    for attr, _, _, _ in fields:
-        init.append(f"    _set_{attr}(self, {attr})")
-    init += [
-        "    _set__raw(self, None)",
-        "    _set__extra(self, dict(extra) if extra else None)",
-        "    _check_keywords(self)",
-    ]
-    ns["_check_keywords"] = _check_keywords
-    exec("\n".join(lines + init), ns)
-    cls._build = staticmethod(ns["_build"])
+                getter = _optional_getter(key)
+        else:
+            getter = _part_getter(index)
+            index += 1
+        getter.__annotations__ = {"return": hints.get(attr, Any)}
+        getter.__name__ = attr
+        getter.__qualname__ = f"{cls.__qualname__}.{attr}"
+        getter.__doc__ = f"The `{key}` member{'' if required else ' (None when absent or null)'}."
+        setattr(cls, attr, property(getter))
+
+    new = object.__new__
+
+    def wrap(d: dict) -> Any:
+        o = new(cls)
+        _set_raw(o, d)
+        _set_parts(o, None)
+        return o
+
+    cls._wrap = staticmethod(wrap)
+    required = [attr for attr, _, _, req in fields if req]
+    optional = [attr for attr, _, _, req in fields if not req]
+    ns: Dict[str, Any] = {"_init": _init_from_keywords, "_cls": cls}
+    params = ", ".join(required + [f"{a}=None" for a in optional] + ["extra=None"])
+    given = ", ".join(f"{a}={a}" for a in required + optional)
+    exec(f"def __init__(self, *, {params}):\n    _init(self, _cls, dict({given}), extra)", ns)
     init_fn = ns["__init__"]
     init_fn.__qualname__ = f"{cls.__qualname__}.__init__"
-    init_fn.__annotations__ = {attr: cls.__annotations__.get(attr, Any) for attr, _, _, _ in fields}
+    init_fn.__annotations__ = {attr: hints.get(attr, Any) for attr, _, _, _ in fields}
     init_fn.__annotations__["extra"] = Optional[Mapping[str, Any]]
-    init_fn.__doc__ = f"A `{cls.__name__}` from keyword arguments (validated against its schema; raises ValidationError)."
+    init_fn.__doc__ = (
+        f"A `{cls.__name__}` from keyword arguments; None leaves an optional member out. "
+        "Raises ValidationError (every problem, with paths) or TypeError."
+    )
     cls.__init__ = init_fn
     return cls
 
 
-def _check_keywords(obj: _Envelope) -> None:
-    """Validate an envelope built from keywords through its JSON form (every problem at once)."""
-    extra = obj._extra
-    if extra is not None:
-        clash = obj._KNOWN.intersection(extra)
-        if clash:
-            raise TypeError(f"`extra` repeats known member(s) {', '.join(sorted(clash))}: pass them as keywords")
-    for attr, key, part, _ in obj._FIELDS:
-        v = getattr(obj, attr)
-        if part is not None and v is not None and not isinstance(v, part):
-            if isinstance(v, Mapping):
-                v = part.from_dict(dict(v))
-                part_set = getattr(type(obj), attr).__set__
-                part_set(obj, v)
+def _required_getter(key: str) -> Callable[[Any], Any]:
+    def get(self: Any) -> Any:
+        return self._raw[key]
+
+    return get
+
+
+def _optional_getter(key: str) -> Callable[[Any], Any]:
+    def get(self: Any) -> Any:
+        return self._raw.get(key)
+
+    return get
+
+
+def _part_getter(i: int) -> Callable[[Any], Any]:
+    def get(self: Any) -> Any:
+        parts = self._parts
+        if parts is None:
+            parts = self._make_parts()
+        return parts[i]
+
+    return get
+
+
+def _init_from_keywords(obj: _Envelope, cls: Any, values: Dict[str, Any], extra: Optional[Mapping[str, Any]]) -> None:
+    raw: Dict[str, Any] = {}
+    for attr, key, part, _ in cls._FIELDS:
+        v = values[attr]
+        if v is None:
+            continue
+        if part is not None:
+            if isinstance(v, part):
+                v = v.to_dict()
+            elif isinstance(v, Mapping):
+                v = _copy_json(dict(v))
             else:
                 raise ValidationError([(f"$.{key}", f"Expected `{part.__name__}` or an object, got `{type(v).__name__}`")])
-    value = obj.to_dict()
-    if "signature" in obj._KNOWN and "signature" not in value:
+        else:
+            v = _copy_json(list(v) if type(v) is tuple else v)
+        raw[key] = v
+    if extra:
+        clash = cls._KNOWN.intersection(extra)
+        if clash:
+            raise TypeError(f"`extra` repeats known member(s) {', '.join(sorted(clash))}: pass them as keywords")
+        for k, v in extra.items():
+            raw[k] = _copy_json(v)
+    checked = raw
+    if "signature" in cls._KNOWN and "signature" not in raw:
         # Built unsigned, to be signed with `.signed(...)`: check everything else.
-        value["signature"] = "unsigned:"
-    if not obj._SCHEMA.is_valid(value):
-        raise ValidationError(obj._SCHEMA.errors(value))
+        checked = dict(raw, signature="unsigned:")
+    if not cls._SCHEMA.is_valid(checked):
+        raise ValidationError(cls._SCHEMA.errors(checked))
+    _set_raw(obj, raw)
+    _set_parts(obj, None)
 
 
 # -- schemas -----------------------------------------------------------------------------
@@ -309,7 +348,7 @@ _RESULT_DOC, _RESULT_SCHEMA = _schema("ajp-job-result")
 class Sender(_Envelope):
     """``from`` of a JobOffer: who sends the job."""
 
-    __slots__ = ("type", "id", "provenance_id", "declaration_url")
+    __slots__ = ()
     type: str
     id: Optional[str]
     provenance_id: Optional[str]
@@ -325,7 +364,7 @@ class Sender(_Envelope):
 class Recipient(_Envelope):
     """``to`` of a JobOffer: the Provenance id of the receiving agent."""
 
-    __slots__ = ("provenance_id",)
+    __slots__ = ()
     provenance_id: str
     _FIELDS = (("provenance_id", "provenance_id", None, True),)
 
@@ -333,7 +372,7 @@ class Recipient(_Envelope):
 class Task(_Envelope):
     """``task``: what to do (``type``, ``instruction``, optional ``input`` and ``output_format``)."""
 
-    __slots__ = ("type", "instruction", "input", "output_format")
+    __slots__ = ()
     type: str
     instruction: str
     input: Optional[Dict[str, Any]]
@@ -349,7 +388,7 @@ class Task(_Envelope):
 class Context(_Envelope):
     """``context``: credentials, memory and constraints handed to the agent."""
 
-    __slots__ = ("credentials", "memory", "constraints")
+    __slots__ = ()
     credentials: Optional[Dict[str, Any]]
     memory: Optional[List[Any]]
     constraints: Optional[List[str]]
@@ -363,7 +402,7 @@ class Context(_Envelope):
 class Budget(_Envelope):
     """``budget``: ``max_usd`` (required, >= 0), ``max_seconds`` and ``max_llm_tokens`` (>= 1)."""
 
-    __slots__ = ("max_usd", "max_seconds", "max_llm_tokens")
+    __slots__ = ()
     max_usd: Union[int, float]
     max_seconds: Optional[Union[int, float]]
     max_llm_tokens: Optional[Union[int, float]]
@@ -377,7 +416,7 @@ class Budget(_Envelope):
 class Callback(_Envelope):
     """``callback``: where the JobResult is POSTed (``url``, optional ``headers``)."""
 
-    __slots__ = ("url", "headers")
+    __slots__ = ()
     url: str
     headers: Optional[Dict[str, Any]]
     _FIELDS = (("url", "url", None, True), ("headers", "headers", None, False))
@@ -390,10 +429,7 @@ class JobOffer(_Envelope):
     received (unknown members included); ``signed(...)`` returns a signed copy.
     """
 
-    __slots__ = (
-        "ajp", "job_id", "parent_job_id", "sender", "to", "task", "context", "budget", "callback",
-        "issued_at", "expires_at", "signature",
-    )
+    __slots__ = ()
     ajp: str
     job_id: str
     parent_job_id: Optional[str]
@@ -427,9 +463,13 @@ class JobOffer(_Envelope):
         Returns None when valid; raises ``BadSignature``, ``MalformedSignature``,
         ``UnsupportedScheme``, ``LegacySignature`` (all HTTP 401) or a key error.
         """
+        if public_key is None and backend is None and _hmac_matches(self._raw, secret):
+            return
         from .signing import verify
 
-        verify(self._body(), secret=secret, public_key=public_key, backend=backend)
+        # Every other case, and every failure, goes through the full check (scheme
+        # rules, legacy-form detection, precise errors).
+        verify(self._raw, secret=secret, public_key=public_key, backend=backend)
 
     def signed(self, *, secret: Any = None, private_key: Any = None) -> "JobOffer":
         """A copy of this offer carrying the signature of its body (unknown members included)."""
@@ -440,7 +480,31 @@ class JobOffer(_Envelope):
         return JobOffer.from_dict(body)
 
     def _body(self) -> dict:
-        return self._raw if self._raw is not None else self.to_dict()
+        return self._raw
+
+
+_SHA256_SIGNATURE = re.compile(r"sha256:[0-9a-f]{64}").fullmatch
+
+
+def _hmac_matches(body: dict, secret: Any) -> bool:
+    """True only when ``body["signature"]`` is exactly the HMAC-SHA256 of ``signing_bytes(body)``.
+
+    The receive path's fast acceptance: one canonical encoding and one MAC over
+    the cached keyed state, compared in constant time.  Any other outcome
+    (including a wrong key type) returns False and the caller runs
+    ``ajpcore.signing.verify``, which decides and explains.
+    """
+    signature = body.get("signature")
+    if type(signature) is not str or _SHA256_SIGNATURE(signature) is None:
+        return False
+    if type(secret) not in (bytes, str) or not secret:
+        return False
+    rest = dict(body)
+    del rest["signature"]
+    impl = _core.impl
+    mac = impl.HmacSigner(secret)
+    mac.update(impl.canonicalize(rest))
+    return hmac.compare_digest(mac.finalize(), bytes.fromhex(signature[7:]))
 
 
 # -- JobStatus, JobResult ------------------------------------------------------------------
@@ -449,7 +513,7 @@ class JobOffer(_Envelope):
 class Usage(_Envelope):
     """``usage`` of a result: ``llm_tokens``, ``duration_seconds``, ``cost_usd`` (all >= 0)."""
 
-    __slots__ = ("llm_tokens", "duration_seconds", "cost_usd")
+    __slots__ = ()
     llm_tokens: Optional[Union[int, float]]
     duration_seconds: Optional[Union[int, float]]
     cost_usd: Optional[Union[int, float]]
@@ -463,7 +527,7 @@ class Usage(_Envelope):
 class AgentInfo(_Envelope):
     """``agent`` of a result: ``provenance_id``, ``version``, ``model`` (a name or ``{provider, model_id}``)."""
 
-    __slots__ = ("provenance_id", "version", "model")
+    __slots__ = ()
     provenance_id: str
     version: Optional[str]
     model: Optional[Union[str, Dict[str, Any]]]
@@ -484,7 +548,7 @@ class _ResultLike(_Envelope):
         """What the reference SDK 0.3 signs: ``{job_id, status, output, constraints_asserted,
         completed_at, agent: {provenance_id}}``, each member only when present (``output``
         omitted when absent, as ``JSON.stringify`` drops ``undefined``)."""
-        body = self._raw if self._raw is not None else self.to_dict()
+        body = self._raw
         subset: dict = {}
         for key in ("job_id", "status", "output", "constraints_asserted", "completed_at"):
             if key in body:
@@ -511,7 +575,7 @@ class _ResultLike(_Envelope):
 
         if mode not in ("any",) + _VERIFY_MODES:
             raise ValueError(f"mode must be `any`, `full` or `sdk`, got {mode!r}")
-        body = self._raw if self._raw is not None else self.to_dict()
+        body = self._raw
         if mode == "sdk":
             verify(self.sdk_subset(), secret=secret, public_key=public_key, backend=backend)
             return "sdk"
@@ -532,10 +596,7 @@ class _ResultLike(_Envelope):
 class JobStatus(_ResultLike):
     """An AJP JobStatus (``GET /jobs/:id``); when completed it may carry the result members."""
 
-    __slots__ = (
-        "ajp", "job_id", "status", "progress", "message", "started_at", "updated_at", "estimated_completion",
-        "output", "constraints_asserted", "usage", "agent", "completed_at", "signature",
-    )
+    __slots__ = ()
     ajp: Optional[str]
     job_id: str
     status: str
@@ -575,9 +636,7 @@ class JobResult(_ResultLike):
     read as None here, but ``to_dict``/``to_json``/``verify`` keep the difference.
     """
 
-    __slots__ = (
-        "ajp", "job_id", "status", "output", "constraints_asserted", "usage", "agent", "completed_at", "signature",
-    )
+    __slots__ = ()
     ajp: Optional[str]
     job_id: str
     status: str
@@ -617,7 +676,7 @@ class JobResult(_ResultLike):
 class Ack(_Envelope):
     """The body of ``POST /jobs/:id/ack``: ``received`` and optional ``feedback``."""
 
-    __slots__ = ("received", "feedback")
+    __slots__ = ()
     received: bool
     feedback: Optional[str]
     _FIELDS = (("received", "received", None, True), ("feedback", "feedback", None, False))
@@ -626,7 +685,7 @@ class Ack(_Envelope):
 class Accepted(_Envelope):
     """The ``202`` answer to ``POST /jobs``: ``{"job_id": ..., "status": "accepted"}``."""
 
-    __slots__ = ("job_id", "status")
+    __slots__ = ()
     job_id: str
     status: str
     _FIELDS = (("job_id", "job_id", None, True), ("status", "status", None, True))
@@ -636,7 +695,7 @@ class ErrorBody(_Envelope):
     """An AJP error response: ``error`` (title), ``code``, ``reason``, ``errors`` (400),
     ``retry_after`` (429), ``job_id`` (404)."""
 
-    __slots__ = ("error", "code", "reason", "errors", "retry_after", "job_id")
+    __slots__ = ()
     error: str
     code: Optional[str]
     reason: Optional[str]
@@ -701,9 +760,9 @@ class OfferCheck:
     warnings: List[str]
 
     def __init__(self, *, errors: Sequence[str] = (), warnings: Sequence[str] = ()) -> None:
-        object.__setattr__(self, "errors", list(errors))
-        object.__setattr__(self, "warnings", list(warnings))
-        object.__setattr__(self, "valid", not errors)
+        _check_errors(self, list(errors))
+        _check_warnings(self, list(warnings))
+        _check_valid(self, not errors)
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("`OfferCheck` is frozen")
@@ -722,6 +781,11 @@ class OfferCheck:
         """Raise ``InvalidMessage`` (HTTP 400, the SDK's error body) unless valid."""
         if self.errors:
             raise InvalidMessage(self.errors)
+
+
+_check_errors = OfferCheck.errors.__set__  # type: ignore[attr-defined]
+_check_warnings = OfferCheck.warnings.__set__  # type: ignore[attr-defined]
+_check_valid = OfferCheck.valid.__set__  # type: ignore[attr-defined]
 
 
 def _js_truthy(v: Any) -> bool:
@@ -795,6 +859,8 @@ def validate_offer(
     Raises ``TimestampError`` only for a bad ``now``.
     """
     now_us = _now_micros(now)
+    if type(offer) is JobOffer:
+        return _check_typed_offer(offer._raw, now_us, strict, skew, max_lifetime)
     errors: List[str] = []
     warnings: List[str] = []
     if isinstance(offer, JobOffer):
@@ -859,6 +925,38 @@ def validate_offer(
         if scheme is not None and type(signature) is str and signature and not signature.startswith(scheme):
             errors.append(f"signature scheme must be {scheme[:-1]} for a {sender_type} sender")
     return OfferCheck(errors=errors, warnings=warnings)
+
+
+def _check_typed_offer(raw: dict, now_us: int, strict: bool, skew: float, max_lifetime: float) -> OfferCheck:
+    """``validate_offer`` for a schema-valid offer: the same rules, without re-checking the shape
+    (both timestamps are strict RFC 3339, every SDK presence rule holds)."""
+    signature = raw.get("signature")
+    errors: List[str] = [] if signature is not None else ["missing: signature"]  # built, not yet signed
+    sender = raw["from"]
+    sender_type = sender["type"]
+    expires_us = timestamp_micros(raw["expires_at"])
+    if expires_us < now_us:
+        errors.append("offer has expired")
+    warnings = [_DECLARATION_WARNING] if sender_type == "agent" and not sender.get("declaration_url") else []
+    if strict:
+        issued_us = timestamp_micros(raw["issued_at"])
+        if issued_us - now_us > skew * 1_000_000:
+            errors.append(f"issued_at is more than {_seconds(skew)} s in the future")
+        if expires_us <= issued_us:
+            errors.append("expires_at is not after issued_at")
+        elif expires_us - issued_us > max_lifetime * 1_000_000:
+            errors.append(f"offer lifetime exceeds {_seconds(max_lifetime)} s")
+        scheme = _SCHEME_FOR[sender_type]
+        if signature is not None and not signature.startswith(scheme):
+            errors.append(f"signature scheme must be {scheme[:-1]} for a {sender_type} sender")
+    check = _new_check(OfferCheck)
+    _check_errors(check, errors)
+    _check_warnings(check, warnings)
+    _check_valid(check, not errors)
+    return check
+
+
+_new_check = object.__new__
 
 
 def _micros_or_none(value: Any) -> Optional[int]:

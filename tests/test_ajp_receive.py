@@ -7,6 +7,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ajpcore import (
     BadSignature,
@@ -143,6 +144,22 @@ def test_drawn_offers_pass_strict_validation_inside_their_window(doc):
     assert check.valid, check.errors
     assert ajp.validate_offer(doc, now=1_772_704_860, strict=True).errors == []
     assert ajp.validate_offer(offer, now=1_772_704_921, strict=True).errors == ["offer has expired"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(doc=strategies.offer_mutations(), now=st.integers(1_700_000_000, 1_900_000_000), strict=st.booleans())
+def test_typed_and_dict_offers_get_the_same_verdict(doc, now, strict):
+    try:
+        offer = ajp.JobOffer.from_dict(doc)
+    except ValidationError:
+        return
+    assert ajp.validate_offer(offer, now=now, strict=strict) == ajp.validate_offer(doc, now=now, strict=strict)
+
+
+def test_unsigned_built_offer_is_missing_its_signature():
+    offer = ajp.JobOffer.from_dict(MESSAGES["JobOffer"]).replace(signature=None)
+    assert ajp.validate_offer(offer, now=NOW).errors == ["missing: signature"]
+    assert ajp.validate_offer(offer.to_dict(), now=NOW).errors == ["missing: signature"]
 
 
 # -- end to end --

@@ -98,3 +98,24 @@ def test_parse_agrees_with_fromisoformat(dt, frac):
     offset = dt.isoformat()[-6:]
     text = dt.replace(microsecond=0, tzinfo=None).isoformat() + frac + offset
     assert parse_timestamp(text) == datetime.fromisoformat(text)
+
+
+@given(
+    st.integers(0, 9999), st.integers(1, 12), st.integers(1, 31), st.integers(0, 23), st.integers(0, 59),
+    st.integers(0, 59), st.sampled_from(["", ".0", ".5", ".999999", ".1234567", ".000001"]),
+    st.sampled_from(["Z", "z", "+00:00", "-00:00", "+14:00", "-12:00", "+05:30", "-09:59"]),
+    st.sampled_from(["T", "t"]),
+)
+def test_micros_agree_with_calendar_arithmetic(year, month, day, hour, minute, second, frac, zone, sep):
+    import calendar
+
+    if day > calendar.monthrange(year or 2000, month)[1] or (year == 0 and month == 2 and day == 29):
+        return
+    text = "%04d-%02d-%02d%s%02d:%02d:%02d%s%s" % (year, month, day, sep, hour, minute, second, frac, zone)
+    offset = 0 if zone in "Zz" else (int(zone[1:3]) * 60 + int(zone[4:6])) * (1 if zone[0] == "+" else -1)
+    # calendar.timegm works on the proleptic Gregorian calendar; shift year 0 by 400 years (146097 days).
+    shift = 400 if year == 0 else 0
+    seconds = calendar.timegm((year + shift, month, day, hour, minute, second, 0, 0, 0)) - shift * 146097 * 86400 // 400
+    expected = (seconds - offset * 60) * 1_000_000 + (int((frac[1:] + "000000")[:6]) if frac else 0)
+    assert is_timestamp(text)
+    assert timestamp_micros(text) == expected

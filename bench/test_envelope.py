@@ -1,0 +1,196 @@
+"""Typed envelopes: bytes -> validated (and verified) JobOffer, against what a user writes today.
+
+``envelope:offer``: ajpcore-c / ajpcore-py ``JobOffer.from_json`` (strict decode, full
+schema validation, typed parts) plus the HMAC ``verify``; pydantic v2
+``model_validate_json`` on an equivalent model (no signature: pydantic has none);
+``json.loads`` + ``jsonschema`` with the same shipped schema (no signature either).
+
+``validate:offer``: the same without the signature on our side either (bytes ->
+validated typed JobOffer), the like-for-like comparison with pydantic and jsonschema.
+
+``receive:offer``: ajpcore's whole receive path (``receive_offer``: decode, schema,
+strict acceptance rules, HMAC verify) against the unsafe pipeline users write today
+(``orjson.loads``, ``orjson.dumps(OPT_SORT_KEYS)``, ``hmac.digest``,
+``hmac.compare_digest``: no duplicate-key or number checks, not RFC 8785, no schema).
+"""
+
+import hmac
+import json
+from typing import Any, Dict, List, Literal, Optional, Union
+
+import jsonschema
+import orjson
+import pytest
+from pydantic import BaseModel, ConfigDict, Field
+
+import data
+from ajpcore import _core_c, _core_py, ajp, schemas  # a bench without the native twin is meaningless
+from ajpcore.signing import sign
+
+NOW = "2026-03-05T10:01:00Z"
+
+
+def _signed_offer_bytes() -> bytes:
+    offer = dict(data.value("offer"))
+    offer["signature"] = sign(offer, secret=data.SECRET)
+    return orjson.dumps(offer)
+
+
+RAW = _signed_offer_bytes()
+
+
+# -- the pydantic peer: the same shape and constraints, extra members allowed --
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="allow", frozen=True, populate_by_name=True)
+
+
+class PSender(_Model):
+    type: Literal["human", "agent", "orchestrator"]
+    id: Optional[str] = None
+    provenance_id: Optional[str] = None
+    declaration_url: Optional[str] = None
+
+
+class PRecipient(_Model):
+    provenance_id: str = Field(min_length=1)
+
+
+class PTask(_Model):
+    type: str = Field(min_length=1)
+    instruction: str = Field(min_length=1)
+    input: Optional[Dict[str, Any]] = None
+    output_format: Optional[Literal["json", "text", "markdown", "html", "any"]] = None
+
+
+class PContext(_Model):
+    credentials: Optional[Dict[str, Any]] = None
+    memory: Optional[List[Any]] = None
+    constraints: Optional[List[str]] = None
+
+
+class PBudget(_Model):
+    max_usd: Union[int, float] = Field(ge=0)
+    max_seconds: Optional[Union[int, float]] = Field(default=None, ge=1)
+    max_llm_tokens: Optional[Union[int, float]] = Field(default=None, ge=1)
+
+
+class PCallback(_Model):
+    url: str
+    headers: Optional[Dict[str, Any]] = None
+
+
+class POffer(_Model):
+    ajp: str = Field(pattern=r"^[0-9]+\.[0-9]+$")
+    job_id: str = Field(min_length=8)
+    parent_job_id: Optional[str] = None
+    sender: PSender = Field(alias="from")
+    to: PRecipient
+    task: PTask
+    context: Optional[PContext] = None
+    budget: PBudget
+    callback: Optional[PCallback] = None
+    issued_at: str
+    expires_at: str
+    signature: str = Field(pattern=r"^[a-z][a-z0-9_-]*:")
+
+
+TWINS = {"ajpcore-c": _core_c, "ajpcore-py": _core_py}
+
+
+@pytest.fixture(params=list(TWINS))
+def twin(request, monkeypatch):
+    import ajpcore._core as _core
+
+    monkeypatch.setattr(_core, "impl", TWINS[request.param])
+    return request.param
+
+
+def test_envelope_offer_ajpcore(benchmark, twin):
+    benchmark.group = "envelope:offer"
+    benchmark.name = twin
+    # Warm the HMAC key cache as a server would after its first request.
+    ajp.JobOffer.from_json(RAW).verify(secret=data.SECRET)
+
+    def run():
+        offer = ajp.JobOffer.from_json(RAW)
+        offer.verify(secret=data.SECRET)
+        return offer
+
+    offer = benchmark(run)
+    assert offer.job_id == data.value("offer")["job_id"]
+
+
+def test_envelope_offer_pydantic(benchmark):
+    benchmark.group = "envelope:offer"
+    benchmark.name = "pydantic.model_validate_json"
+    offer = benchmark(POffer.model_validate_json, RAW)
+    assert offer.job_id == data.value("offer")["job_id"]
+
+
+def test_envelope_offer_jsonschema(benchmark):
+    benchmark.group = "envelope:offer"
+    benchmark.name = "json.loads+jsonschema"
+    validator = jsonschema.Draft202012Validator(schemas.load("ajp-job-offer"), format_checker=jsonschema.FormatChecker())
+
+    def run():
+        value = json.loads(RAW)
+        validator.validate(value)
+        return value
+
+    value = benchmark.pedantic(run, rounds=200, iterations=1, warmup_rounds=5)
+    assert value["job_id"] == data.value("offer")["job_id"]
+
+
+def test_validate_offer_ajpcore(benchmark, twin):
+    benchmark.group = "validate:offer"
+    benchmark.name = twin
+    offer = benchmark(ajp.JobOffer.from_json, RAW)
+    assert offer.job_id == data.value("offer")["job_id"]
+
+
+def test_validate_offer_pydantic(benchmark):
+    benchmark.group = "validate:offer"
+    benchmark.name = "pydantic.model_validate_json"
+    offer = benchmark(POffer.model_validate_json, RAW)
+    assert offer.job_id == data.value("offer")["job_id"]
+
+
+def test_validate_offer_jsonschema(benchmark):
+    benchmark.group = "validate:offer"
+    benchmark.name = "json.loads+jsonschema"
+    validator = jsonschema.Draft202012Validator(schemas.load("ajp-job-offer"), format_checker=jsonschema.FormatChecker())
+
+    def run():
+        value = json.loads(RAW)
+        validator.validate(value)
+        return value
+
+    value = benchmark.pedantic(run, rounds=200, iterations=1, warmup_rounds=5)
+    assert value["job_id"] == data.value("offer")["job_id"]
+
+
+def test_receive_offer_ajpcore(benchmark, twin):
+    benchmark.group = "receive:offer"
+    benchmark.name = twin
+    ajp.receive_offer(RAW, now=NOW, secret=data.SECRET)
+    offer = benchmark(ajp.receive_offer, RAW, now=NOW, secret=data.SECRET)
+    assert offer.job_id == data.value("offer")["job_id"]
+
+
+def test_receive_offer_unsafe_pipeline(benchmark):
+    benchmark.group = "receive:offer"
+    benchmark.name = "orjson+hmac (unsafe)"
+    key = data.SECRET
+
+    def run():
+        body = orjson.loads(RAW)
+        signature = body.pop("signature")
+        digest = hmac.digest(key, orjson.dumps(body, option=orjson.OPT_SORT_KEYS), "sha256")
+        if not hmac.compare_digest("sha256:" + digest.hex(), signature):
+            raise ValueError("bad signature")
+        return body
+
+    body = benchmark(run)
+    assert body["job_id"] == data.value("offer")["job_id"]
