@@ -260,25 +260,58 @@ cdef extern from *:
         "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
         "8081828384858687888990919293949596979899";
 
-    /* Decimal digits of v into the END of buf (buf[..len)); returns the digit count. */
+    /* Exactly 8 decimal digits of v < 10**8 (leading zeros kept) at p. */
+    static inline void ajp_8_digits(uint32_t v, char *p) {
+        uint32_t hi = v / 10000, lo = v - hi * 10000;
+        memcpy(p, ajp_digit_pairs + 2 * (hi / 100), 2);
+        memcpy(p + 2, ajp_digit_pairs + 2 * (hi % 100), 2);
+        memcpy(p + 4, ajp_digit_pairs + 2 * (lo / 100), 2);
+        memcpy(p + 6, ajp_digit_pairs + 2 * (lo % 100), 2);
+    }
+
+    /* Decimal digits of v, ending just before `end`; returns the digit count.
+       Eight digits at a time in 32-bit arithmetic, then pairs. */
     static inline int ajp_u64_digits(uint64_t v, char *end) {
         char *p = end;
-        while (v >= 100) {
-            uint64_t q = v / 100;
-            uint32_t r = (uint32_t)(v - q * 100);
-            p -= 2;
-            memcpy(p, ajp_digit_pairs + 2 * r, 2);
+        uint32_t v32;
+        while (v >= 100000000u) {
+            uint64_t q = v / 100000000u;
+            p -= 8;
+            ajp_8_digits((uint32_t)(v - q * 100000000u), p);
             v = q;
         }
-        if (v >= 10) { p -= 2; memcpy(p, ajp_digit_pairs + 2 * v, 2); }
-        else { *--p = (char)('0' + v); }
+        v32 = (uint32_t)v;
+        while (v32 >= 100) {
+            uint32_t q = v32 / 100;
+            p -= 2;
+            memcpy(p, ajp_digit_pairs + 2 * (v32 - q * 100), 2);
+            v32 = q;
+        }
+        if (v32 >= 10) { p -= 2; memcpy(p, ajp_digit_pairs + 2 * v32, 2); }
+        else { *--p = (char)('0' + v32); }
         return (int)(end - p);
     }
 
+    /* Fixed-size copies compile to a few moves where a variable memcpy is a call; the
+       bytes past the real length land in slack the callers reserve and are never counted. */
+    #define AJP_COPY24(dst, src) memcpy((dst), (src), 24)
+
+    /* Decimal text of v into out (needs 25 bytes of room); returns the length. */
+    static inline int ajp_format_i64(long long v, char *out) {
+        char digits[48];
+        int o = 0, k;
+        unsigned long long u = (unsigned long long)v;
+        if (v < 0) { out[o++] = '-'; u = 0 - u; }
+        k = ajp_u64_digits(u, digits + 24);
+        AJP_COPY24(out + o, digits + 24 - k);
+        return o + k;
+    }
+
     /* ECMAScript Number::toString (ECMA-262 7.1.12.1) of a finite double into out
-       (>= 32 bytes); returns the length.  Integral values below 2**53 skip the digit search. */
+       (needs 48 bytes of room); returns the length.  Integral values below 2**53 skip
+       the digit search. */
     static int ajp_format_double(double x, char *out) {
-        char digits[24];
+        char digits[48];   /* digits end at digits + 24; 24-byte copies may read to the end */
         char *p;
         uint64_t d;
         int o = 0, k, n, e, i;
@@ -286,7 +319,7 @@ cdef extern from *:
         if (x < 0) { out[o++] = '-'; x = -x; }
         if (x <= 9007199254740991.0 && x == (double)(uint64_t)x) {
             k = ajp_u64_digits((uint64_t)x, digits + 24);
-            memcpy(out + o, digits + 24 - k, k);
+            AJP_COPY24(out + o, digits + 24 - k);
             return o + k;
         }
         n = ajp_shortest(x, &d);
@@ -294,25 +327,26 @@ cdef extern from *:
         p = digits + 24 - k;
         n += k;   /* position of the decimal point relative to the first digit */
         if (k <= n && n <= 21) {
-            memcpy(out + o, p, k); o += k;
+            AJP_COPY24(out + o, p); o += k;
             for (i = k; i < n; i++) out[o++] = '0';
         } else if (0 < n && n <= 21) {
-            memcpy(out + o, p, n); o += n;
+            AJP_COPY24(out + o, p); o += n;
             out[o++] = '.';
-            memcpy(out + o, p + n, k - n); o += k - n;
+            AJP_COPY24(out + o, p + n); o += k - n;
         } else if (-6 < n && n <= 0) {
             out[o++] = '0'; out[o++] = '.';
             for (i = 0; i < -n; i++) out[o++] = '0';
-            memcpy(out + o, p, k); o += k;
+            AJP_COPY24(out + o, p); o += k;
         } else {
             e = n - 1;
             out[o++] = p[0];
-            if (k > 1) { out[o++] = '.'; memcpy(out + o, p + 1, k - 1); o += k - 1; }
+            if (k > 1) { out[o++] = '.'; AJP_COPY24(out + o, p + 1); o += k - 1; }
             out[o++] = 'e';
             out[o++] = e >= 0 ? '+' : '-';
             if (e < 0) e = -e;
-            i = ajp_u64_digits((uint64_t)e, digits + 24);
-            memcpy(out + o, digits + 24 - i, i); o += i;
+            if (e >= 100) out[o++] = (char)('0' + e / 100);
+            if (e >= 10) out[o++] = (char)('0' + e / 10 % 10);
+            out[o++] = (char)('0' + e % 10);
         }
         return o;
     }
@@ -470,6 +504,7 @@ cdef extern from *:
     """
     void ajp_set_pow5(int inv, int i, unsigned long long lo, unsigned long long hi)
     int ajp_format_double(double x, char* out) nogil
+    int ajp_format_i64(long long v, char* out) nogil
     bint ajp_word_needs_escape(unsigned long long w) nogil
     int ajp_compare_names(int ka, const void* a, Py_ssize_t na, int kb, const void* b, Py_ssize_t nb) nogil
     unsigned long long ajp_name_prefix(const void* data, Py_ssize_t n) nogil
@@ -821,28 +856,18 @@ cdef int _put_str(Writer* w, object s) except -1:
 
 # -- numbers -----------------------------------------------------------
 
-cdef int _put_ll(Writer* w, long long v) except -1:
-    cdef char tmp[24]
-    cdef int pos = 24
-    cdef unsigned long long u
-    cdef bint neg = v < 0
-    u = <unsigned long long>(-v) if neg else <unsigned long long>v
-    while True:
-        pos -= 1
-        tmp[pos] = <char>(48 + u % 10)
-        u //= 10
-        if u == 0:
-            break
-    if neg:
-        pos -= 1
-        tmp[pos] = b'-'
-    return _w_put(w, tmp + pos, 24 - pos)
+cdef inline int _put_ll(Writer* w, long long v) except -1:
+    cdef char out[32]
+    if w.cap - w.length >= 32:
+        w.length += ajp_format_i64(v, w.data + w.length)
+        return 0
+    return _w_put(w, out, ajp_format_i64(v, out))
 
 
 cdef int _put_double(Writer* w, double x) except -1:
     """ECMAScript Number::toString of a finite double (RFC 8785 §3.2.2.3, ECMA-262 7.1.12.1)."""
-    cdef char out[40]
-    if w.cap - w.length >= 32:
+    cdef char out[64]
+    if w.cap - w.length >= 64:
         w.length += ajp_format_double(x, w.data + w.length)
         return 0
     return _w_put(w, out, ajp_format_double(x, out))
@@ -850,7 +875,7 @@ cdef int _put_double(Writer* w, double x) except -1:
 
 def _format_double(double x):
     """The native twin of ``_core_py._format_double`` (exposed for tests)."""
-    cdef char out[40]
+    cdef char out[64]
     return out[:ajp_format_double(x, out)].decode("ascii")
 
 
