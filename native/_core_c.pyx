@@ -351,27 +351,28 @@ cdef extern from *:
         return o;
     }
 
-    /* 8 ASCII bytes at a time: does the word hold a byte that needs escaping
-       (< 0x20, '"' or '\\')?  Exact for ASCII data (every byte < 0x80). */
+    /* 8 Latin-1 bytes at a time: does the word hold a byte that cannot be copied as is
+       (< 0x20, '"', '\\' need escaping; >= 0x80 needs two UTF-8 bytes)?  With no high
+       byte the three tests below are exact; any high byte answers yes by itself. */
     static inline int ajp_word_needs_escape(uint64_t w) {
         const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
         uint64_t ctrl = (w - ones * 0x20) & ~w & highs;
         uint64_t q = w ^ (ones * '"');
         uint64_t b = w ^ (ones * '\\\\');
-        return ((ctrl | ((q - ones) & ~q & highs) | ((b - ones) & ~b & highs))) != 0;
+        return ((w & highs) | ctrl | ((q - ones) & ~q & highs) | ((b - ones) & ~b & highs)) != 0;
     }
 
-    /* Copies the leading bytes of ASCII text p[0..n) that need no escaping (RFC 8785
-       §3.2.2.2: not < 0x20, '"' or '\\') to dst and returns how many.  dst has room for
-       n + 16 bytes: whole words are stored before they are checked. */
+    /* Copies the leading bytes of Latin-1 text p[0..n) that are plain ASCII needing no
+       escaping (RFC 8785 §3.2.2.2: not < 0x20, '"' or '\\') to dst and returns how many.
+       dst has room for n + 16 bytes: whole words are stored before they are checked. */
     #if defined(__SSE2__)
     #include <emmintrin.h>
     #endif
-    static unsigned char ajp_escaped_byte[256];   /* 1 for < 0x20, '"', '\\\\' */
+    static unsigned char ajp_escaped_byte[256];   /* 1 for < 0x20, '"', '\\\\', >= 0x80 */
 
     static void ajp_init_escaped_bytes(void) {
         int c;
-        for (c = 0; c < 256; c++) ajp_escaped_byte[c] = c < 0x20 || c == '"' || c == '\\\\';
+        for (c = 0; c < 256; c++) ajp_escaped_byte[c] = c < 0x20 || c == '"' || c == '\\\\' || c >= 0x80;
     }
 
     static inline Py_ssize_t ajp_copy_clean_ascii(char *dst, const unsigned char *p, Py_ssize_t n) {
@@ -380,7 +381,7 @@ cdef extern from *:
         const __m128i space = _mm_set1_epi8(0x20), quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\\\');
         while (i + 16 <= n) {
             __m128i v = _mm_loadu_si128((const __m128i *)(p + i));
-            /* Signed compare is right: ASCII bytes are 0..0x7f. */
+            /* Signed compare: bytes >= 0x80 are negative, so they stop the copy too. */
             __m128i bad = _mm_or_si128(_mm_cmplt_epi8(v, space),
                                        _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)));
             int mask = _mm_movemask_epi8(bad);
@@ -763,7 +764,7 @@ cdef int _put_ascii_text(Writer* w, const unsigned char* p, Py_ssize_t n) except
     while i < n:
         while i + 8 <= n:
             memcpy(&word, p + i, 8)
-            if (word & 0x8080808080808080ULL) or ajp_word_needs_escape(word):
+            if ajp_word_needs_escape(word):
                 break
             i += 8
         if i >= n:
@@ -783,10 +784,11 @@ cdef int _put_ascii_text(Writer* w, const unsigned char* p, Py_ssize_t n) except
 
 
 cdef inline Py_ssize_t _put_ascii_in_place(Writer* w, const unsigned char* p, Py_ssize_t n) noexcept:
-    """The opening quote and as much of ASCII ``p`` as the buffer surely holds, in one pass.
+    """The opening quote and as much of Latin-1 ``p`` as the buffer surely holds, in one pass.
 
-    The caller guarantees room for ``n + 18`` bytes; an escape is written only while the
-    rest (at most 6 bytes for it, 1 per remaining byte, the quote, 16 for a word store) fits.
+    The caller guarantees room for ``n + 18`` bytes; an escape or a two-byte UTF-8 character
+    is written only while the rest (at most 6 bytes for it, 1 per remaining byte, the
+    quote, 16 for a word store) fits.
     Returns how many bytes of ``p`` were written.
     """
     cdef char* dst = w.data + w.length
@@ -811,7 +813,7 @@ cdef int _put_str(Writer* w, object s) except -1:
     cdef Py_ssize_t i, end, o
     cdef unsigned int c
     cdef char block[_STR_BLOCK * 6]
-    if kind == PyUnicode_1BYTE_KIND and PyUnicode_IS_ASCII(s) and w.cap - w.length >= n + 18:
+    if kind == PyUnicode_1BYTE_KIND and w.cap - w.length >= n + 18:
         i = _put_ascii_in_place(w, <const unsigned char*>raw, n)
         if i < n:
             _put_ascii_text(w, <const unsigned char*>raw + i, n - i)
