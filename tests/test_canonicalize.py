@@ -151,8 +151,14 @@ def _mixed8m():
     return data.value("mixed8m")
 
 
-@pytest.mark.parametrize("make", [_mixed8m, lambda: {"s": 'é\n"\U0001F600x' * 1_000_000}, lambda: ["a" * 5_000_000]],
-                         ids=["mixed8m", "huge-escaped-string", "huge-ascii-string"])
+@pytest.mark.parametrize(
+    "make",
+    [
+        pytest.param(_mixed8m, id="mixed8m", marks=pytest.mark.slow),  # ~10 s for the pure twin under tracemalloc
+        pytest.param(lambda: {"s": 'é\n"\U0001F600x' * 1_000_000}, id="huge-escaped-string"),
+        pytest.param(lambda: ["a" * 5_000_000], id="huge-ascii-string"),
+    ],
+)
 def test_canonicalize_into_memory_stays_within_a_chunk(impl, make):
     value = make()  # built outside the measured region
     chunk_size = 65536
