@@ -554,3 +554,15 @@ def test_pickle_and_copy_go_through_the_json_form():
     m = CapabilityManifest.from_dict(HANDSHAKE_EXAMPLE)
     assert pickle.loads(pickle.dumps(m)) == m
     assert copy.deepcopy(m) == m and copy.copy(m) == m
+
+
+def test_member_names_that_look_like_attributes_are_plain_extra_members(core):
+    doc = copy.deepcopy(PUBLISHED["examples"][0])
+    doc.update({"extra": {"a": 1}, "schema_uri": "x", "__class__": None, "to_dict": 5})
+    m = CapabilityManifest.from_dict(doc)
+    assert m.extra["extra"] == {"a": 1} and m.schema_uri == doc["$schema"]
+    assert m.to_dict() == doc and m.to_json() == core.canonicalize(doc)
+    with pytest.raises(ValidationError, match="Declared member"):
+        CapabilityManifest(
+            identity=m.identity, trust_level="trusted", protocol_version="1.0", extra={"$schema": "x"}
+        )
