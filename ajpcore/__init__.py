@@ -36,7 +36,7 @@ from .signing import sign, signing_bytes, verify  # noqa: E402  (needs the core 
 
 
 from .errors import KeyUsageError
-from .keys import Ed25519PrivateKey, Ed25519PublicKey
+from .keys import Ed25519PrivateKey, Ed25519PublicKey, clear_key_cache
 
 # -- protocols (ajp, iatp, provenance, timestamps) are imported as submodules --
 from .errors import (  # noqa: E402  the protocol refusals, importable from the top level

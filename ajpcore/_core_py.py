@@ -8,7 +8,7 @@ disagree, this one states the intended behaviour.
 from __future__ import annotations
 
 from json.encoder import encode_basestring as _escape_str
-from typing import Any, Callable, List
+from typing import Any, Callable, List, Tuple
 
 from .errors import EncodeError, format_path
 
@@ -33,6 +33,10 @@ def _format_double(x: float) -> str:
     if x == 0.0:
         return "0"  # also -0.0
     r = float.__repr__(x)
+    if "e" not in r:
+        # repr writes no exponent exactly for 1e-4 <= |x| < 1e16, where ECMAScript writes
+        # none either and lays the same digits out the same way, but for a trailing ".0".
+        return r[:-2] if r[-2:] == ".0" else r
     sign = ""
     if r[0] == "-":
         sign = "-"
@@ -86,8 +90,9 @@ def _format_int(n: int, path: Callable[[], str]) -> str:
 
 
 def _utf16_key(key: str) -> bytes:
-    # RFC 8785 §3.2.3: member names sort by their UTF-16 code units.
-    return key.encode("utf-16-be", "surrogatepass")
+    # RFC 8785 §3.2.3: member names sort by their UTF-16 code units.  ``str.encode``,
+    # not ``key.encode``: a str subclass cannot change the order.
+    return str.encode(key, "utf-16-be", "surrogatepass")
 
 
 def _type_name(value: Any) -> str:
@@ -102,10 +107,12 @@ def _scalar(v: Any, steps: List[Any]) -> str:
         return "true"
     if v is False:
         return "false"
+    # Subclasses (IntEnum, ...) are read through the base type's own methods, so an
+    # overridden __int__/__float__/__len__ cannot make the twins disagree.
     if isinstance(v, int):
-        return _format_int(int(v), lambda: format_path(steps))
+        return _format_int(int.__index__(v), lambda: format_path(steps))
     if isinstance(v, float):
-        x = float(v)
+        x = float.__float__(v)
         if x != x or x in (_INF, -_INF):
             raise EncodeError(f"Non-finite float `{float.__repr__(x)}` has no JSON form", format_path(steps))
         return _format_double(x)
@@ -117,93 +124,148 @@ def _scalar(v: Any, steps: List[Any]) -> str:
 _INF = float("inf")
 
 
-def _sorted_keys(d: dict, steps: List[Any]) -> List[str]:
-    keys = list(dict.keys(d))
+def _sorted_items(d: dict, steps: List[Any]) -> List[Tuple[str, Any]]:
+    """The members of ``d`` as (key, value) pairs in RFC 8785 §3.2.3 order.
+
+    A snapshot: a ``write`` callback that mutates ``d`` later cannot break the output.
+    """
+    items = list(dict.items(d))
     ascii_only = True
-    for k in keys:
-        if not isinstance(k, str):
-            raise EncodeError(f"Object key must be `str`, got `{_type_name(k)}`", format_path(steps))
-        if not k.isascii():
+    exact = True
+    for k, _ in items:
+        if type(k) is not str:
+            if not isinstance(k, str):
+                raise EncodeError(f"Object key must be `str`, got `{_type_name(k)}`", format_path(steps))
+            exact = False  # a str subclass may override __lt__: sort by the text itself
+        elif not k.isascii():
             ascii_only = False
-    if ascii_only:
-        keys.sort()
+    if exact and ascii_only:
+        items.sort(key=_member_name)
     else:
-        # RFC 8785 §3.2.3: member names sort by their UTF-16 code units.
-        keys.sort(key=_utf16_key)
-    return keys
+        items.sort(key=_member_name_utf16)
+        if not exact:
+            _refuse_duplicate_names(items, steps)
+    return items
 
 
-def _encode(value: Any, append: Callable[[str], Any], steps: List[Any]) -> None:
+def _member_name(item: Tuple[str, Any]) -> str:
+    return item[0]
+
+
+def _member_name_utf16(item: Tuple[str, Any]) -> bytes:
+    return _utf16_key(item[0])
+
+
+def _refuse_duplicate_names(items: List[Tuple[str, Any]], steps: List[Any]) -> None:
+    # Only str subclasses with their own __eq__/__hash__ can put one name in a dict twice;
+    # RFC 8785 §3.1 (I-JSON) output must not repeat a member name.
+    for i in range(1, len(items)):
+        if str.__eq__(items[i - 1][0], items[i][0]):
+            raise EncodeError(f"Duplicate object key `{str.__str__(items[i][0])}`", format_path(steps))
+
+
+def _append_str_in_slices(s: str, append: Callable[[str], Any]) -> None:
+    # Escaping is per code point (RFC 8785 §3.2.2.2), so slices escape independently:
+    # no piece of a huge string is ever materialised beyond _STR_SLICE code points.
+    append('"')
+    for start in range(0, str.__len__(s), _STR_SLICE):
+        append(_escape_str(str.__getitem__(s, slice(start, start + _STR_SLICE)))[1:-1])
+    append('"')
+
+
+_STR_SLICE = 1024
+
+
+def _encode(value: Any, append: Callable[[str], Any], steps: List[Any], max_str: int) -> None:
     """Feed the canonical text of ``value`` to ``append`` as ``str`` pieces, in order.
 
     An explicit stack instead of recursion: depth is bounded by MAX_DEPTH only,
     never by the interpreter's recursion limit.  ``steps`` tracks the JSON path
     (keys and indices) of the value being written; it is formatted only on error.
+    Strings longer than ``max_str`` are handed over in slices.
     """
-    frames: List[list] = []  # [container, keys or None, next index, length]
+    frames: List[list] = []  # [members (list, tuple or sorted (key, value) pairs), is_object, next index]
     v = value
     while True:
         t = type(v)
         if t is str:
-            append(_escape_str(v))
+            if len(v) > max_str:
+                _append_str_in_slices(v, append)
+            else:
+                append(_escape_str(v))
         elif t is int and -_MAX_SAFE_INT <= v <= _MAX_SAFE_INT:
             append(int.__repr__(v))
         elif t is float and v - v == 0.0:  # finite
             append(_format_double(v))
-        elif t is dict or (t is not str and isinstance(v, dict)):
+        elif t is dict or isinstance(v, dict):
             if len(frames) >= MAX_DEPTH:
                 raise EncodeError(f"Nesting deeper than {MAX_DEPTH}", format_path(steps))
-            if not v:
+            if not dict.__len__(v):
                 append("{}")
             else:
-                keys = _sorted_keys(v, steps)
-                k = keys[0]
-                frames.append([v, keys, 1, len(keys)])
+                items = _sorted_items(v, steps)
+                k, v = items[0]
+                frames.append([items, True, 1])
                 steps.append(k)
                 append("{")
-                append(_escape_str(k))
+                if str.__len__(k) > max_str:
+                    _append_str_in_slices(k, append)
+                else:
+                    append(_escape_str(k))
                 append(":")
-                v = dict.__getitem__(v, k)
                 continue
         elif t is list or t is tuple or isinstance(v, (list, tuple)):
+            if t is not list and t is not tuple:
+                # A plain copy of the items: an overridden __getitem__/__len__ is ignored.
+                v = (list if isinstance(v, list) else tuple).__getitem__(v, slice(None))
             if len(frames) >= MAX_DEPTH:
                 raise EncodeError(f"Nesting deeper than {MAX_DEPTH}", format_path(steps))
             if not v:
                 append("[]")
             else:
-                frames.append([v, None, 1, len(v)])
+                frames.append([v, False, 1])
                 steps.append(0)
+                v = v[0]  # before append: a ``write`` callback may empty the list
                 append("[")
-                v = v[0]
                 continue
+        elif isinstance(v, str) and str.__len__(v) > max_str:
+            _append_str_in_slices(v, append)
         else:
             append(_scalar(v, steps))
         # The value is written: close finished containers, move to the next member.
         while frames:
             frame = frames[-1]
-            container, keys, i, n = frame
-            if i < n:
+            members, is_object, i = frame
+            # len() again each time: a streaming ``write`` callback may shrink a list.
+            if i < len(members):
                 frame[2] = i + 1
-                append(",")
-                if keys is None:
-                    steps[-1] = i
-                    v = container[i]
-                else:
-                    k = keys[i]
+                if is_object:
+                    append(",")
+                    k, v = members[i]
                     steps[-1] = k
-                    append(_escape_str(k))
+                    if str.__len__(k) > max_str:
+                        _append_str_in_slices(k, append)
+                    else:
+                        append(_escape_str(k))
                     append(":")
-                    v = dict.__getitem__(container, k)
+                else:
+                    steps[-1] = i
+                    v = members[i]
+                    append(",")
                 break
             frames.pop()
             steps.pop()
-            append("]" if keys is None else "}")
+            append("}" if is_object else "]")
         else:
             return
 
 
 def _discard(chunk: bytes) -> None:
     pass
+
+
+_NO_LIMIT = 2**63
+_FLUSH_LIMIT = 32768
 
 
 def canonicalize(value: Any) -> bytes:
@@ -215,14 +277,15 @@ def canonicalize(value: Any) -> bytes:
     types, ints a binary64 cannot carry, nesting deeper than MAX_DEPTH).
     """
     pieces: List[str] = []
-    _encode(value, pieces.append, [])
-    text = "".join(pieces)
     try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError:
-        # Slow path, taken only to report the first bad string in output order.
-        canonicalize_into(value, _discard)
-        raise AssertionError("unreachable: streaming found no lone surrogate")  # pragma: no cover
+        _encode(value, pieces.append, [], _NO_LIMIT)
+        return "".join(pieces).encode("utf-8")
+    except (EncodeError, UnicodeEncodeError):
+        # Lone surrogates surface only when the text is encoded; the streaming path checks
+        # each piece as it goes, so it reports the first problem in output order.
+        del pieces[:]
+    canonicalize_into(value, _discard)
+    raise AssertionError("unreachable: streaming found no problem")  # pragma: no cover
 
 
 def canonicalize_into(value: Any, write: Callable[[bytes], Any], *, chunk_size: int = 65536) -> int:
@@ -238,26 +301,28 @@ def canonicalize_into(value: Any, write: Callable[[bytes], Any], *, chunk_size: 
     steps: List[Any] = []
     buf = bytearray()
     total = 0
-    # A long string is encoded in slices so no piece of output outgrows the chunk.
-    slice_chars = max(1, chunk_size // 4)
+    # Chunks of at most 32 KiB even when more is allowed: handing a chunk over copies
+    # the buffer, and two smaller buffers keep the peak within chunk_size + 64 KiB.
+    flush_at = min(chunk_size, _FLUSH_LIMIT)
 
     def append(piece: str) -> None:
         nonlocal total
-        for start in range(0, len(piece), slice_chars):
-            try:
-                data = piece[start : start + slice_chars].encode("utf-8")
-            except UnicodeEncodeError:
-                raise EncodeError("String contains a lone surrogate", format_path(steps)) from None
-            buf.extend(data)
-            while len(buf) >= chunk_size:
-                write(bytes(buf[:chunk_size]))
-                del buf[:chunk_size]
-                total += chunk_size
+        try:
+            buf.extend(piece.encode("utf-8"))
+        except UnicodeEncodeError:
+            raise EncodeError("String contains a lone surrogate", format_path(steps)) from None
+        while len(buf) >= flush_at:
+            with memoryview(buf) as view:
+                chunk = bytes(view[:flush_at])
+            del buf[:flush_at]
+            total += flush_at
+            write(chunk)
+            del chunk
 
-    _encode(value, append, steps)
+    _encode(value, append, steps, _STR_SLICE)
     if buf:
-        write(bytes(buf))
         total += len(buf)
+        write(bytes(buf))
     return total
 
 
@@ -321,7 +386,13 @@ def _decode_error(head: bytes, reason: str, pos: int, steps: List[Any]) -> Decod
 
 
 def _decode_big_int(text: bytes) -> int:
-    """The value of an integer literal of 16 digits or more, under the int rule of ``canonicalize``."""
+    """The value of an integer literal of 16 digits or more, under the int rule of ``canonicalize``.
+
+    Beyond +-(2**53-1) a literal is admitted when it is a double's exact value or
+    ECMAScript's spelling of a double, and its value is that double's, as an int
+    (RFC 7493 §2.2: every peer reads the binary64 value; ``123456789012345680000``
+    is ``123456789012345683968``), so canonicalize writes the literal back.
+    """
     digits = len(text) - (text[0] == 0x2D)
     if digits > _INT_DIGITS_FINITE:
         raise _Refusal("number out of range for binary64")
@@ -329,14 +400,14 @@ def _decode_big_int(text: bytes) -> int:
     if -_MAX_SAFE_INT <= n <= _MAX_SAFE_INT:
         return n
     try:
-        float(n)
+        x = float(n)
     except OverflowError:
         raise _Refusal("number out of range for binary64") from None
     try:
         _format_int(n, _top_path)
     except EncodeError:
         raise _Refusal("integer is not exactly representable as binary64") from None
-    return n
+    return int(x)
 
 
 def _top_path() -> str:
@@ -627,7 +698,8 @@ _FINITE_DIGIT_RUN = b"0" * _INT_DIGITS_FINITE
 _DEPTH_KEEP = frozenset(b'[]{}"\\/bfnrtu')
 _DEPTH_DROP_1 = bytes(c for c in range(256) if c not in _DEPTH_KEEP)
 _DEPTH_DROP_2 = bytes(c for c in range(256) if c not in b"[]{}")
-_DEPTH_STEP = bytes.maketrans(b"[]{}", b"\x02\x00\x02\x00")
+_SQUARE_BRACKETS = bytes.maketrans(b"{}", b"[]")  # json has checked that brackets pair up
+_DEPTH_STEP = bytes.maketrans(b"[]", b"\x02\x00")
 _ESCAPED_STRING = _re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
 
 
@@ -682,13 +754,13 @@ def _deeper_than(buf: bytes, limit: int) -> bool:
     # Drop everything but brackets and what is needed to find string bounds,
     # drop the strings, then measure the bracket nesting that is left.
     shape = buf.translate(None, _DEPTH_DROP_1)
-    shape = _ESCAPED_STRING.sub(b"", shape).translate(None, _DEPTH_DROP_2)
+    shape = _ESCAPED_STRING.sub(b"", shape).translate(_SQUARE_BRACKETS, _DEPTH_DROP_2)
     for _ in range(8):
         if not shape:
             return False
         if limit <= 0:
             return True
-        shape = shape.replace(b"[]", b"").replace(b"{}", b"")
+        shape = shape.replace(b"[]", b"")  # one nesting level less
         limit -= 1
     return max(_accumulate(map(_operator.sub, shape.translate(_DEPTH_STEP), _repeat(1)))) > limit
 
@@ -723,7 +795,9 @@ def decode(data: Any, *, max_depth: int = MAX_DEPTH, allow_duplicate_keys: bool 
     ``data`` is bytes, bytearray, memoryview or str (read as its UTF-8 bytes).
     Objects become dict, arrays list, strings str, integer literals int (only
     those ``canonicalize`` can write back unchanged: ``9007199254740993`` is
-    refused), other numbers float (exactly ``float(text)``; ``-0`` is int 0),
+    refused; beyond 2**53 the int is the exact value of the binary64 the
+    literal stands for, ``123456789012345680000`` -> ``123456789012345683968``),
+    other numbers float (exactly ``float(text)``; ``-0`` is int 0),
     true/false/null become True/False/None.  Raises DecodeError (with ``.pos``,
     ``.lineno``, ``.colno`` and ``.pointer``) for anything else: grammar errors,
     a byte order mark, invalid UTF-8, lone surrogate escapes, NaN/Infinity,
@@ -760,7 +834,7 @@ from .errors import BadSignature, KeyFormatError, KeyUsageError, SignerFinalized
 # memory.  It is bounded (HMAC_CACHE_SIZE secrets, oldest evicted first) and
 # ``clear_hmac_cache()`` empties it, e.g. after rotating a secret.
 HMAC_CACHE_SIZE = 32
-"""How many secrets ``HmacSigner`` keeps keyed SHA-256 states for (oldest evicted first)."""
+"""How many secrets ``HmacSigner`` keeps keyed SHA-256 states for (oldest evicted first; 0: none)."""
 
 _HMAC_BLOCK = 64  # SHA-256 block size in bytes (RFC 2104 §2: B)
 _HMAC_TAG_SIZE = 32
@@ -795,10 +869,11 @@ def _hmac_keyed_states(secret: Any) -> tuple:
         key = _sha256(key).digest()
     key = key.ljust(_HMAC_BLOCK, b"\0")
     states = (_sha256(key.translate(_IPAD)), _sha256(key.translate(_OPAD)))
-    with _hmac_cache_lock:
-        if len(_hmac_cache) >= HMAC_CACHE_SIZE:
-            del _hmac_cache[next(iter(_hmac_cache))]
-        _hmac_cache[cache_key] = states
+    if HMAC_CACHE_SIZE > 0:
+        with _hmac_cache_lock:
+            while len(_hmac_cache) >= HMAC_CACHE_SIZE:
+                del _hmac_cache[next(iter(_hmac_cache))]
+            _hmac_cache[cache_key] = states
     return states
 
 
@@ -884,6 +959,22 @@ class HmacSigner:
             raise BadSignature(f"HMAC-SHA256 tag must be {_HMAC_TAG_SIZE} bytes, got {len(tag)} (truncated tags are refused)")
         if not _compare_digest(mac, tag):
             raise BadSignature("HMAC-SHA256 tag does not match")
+
+
+def hmac_sha256_canonical(value: Any, secret: Any, *, chunk_size: int = 65536) -> bytes:
+    """HMAC-SHA256 under ``secret`` of ``canonicalize(value)``, streamed: the 32-byte tag.
+
+    The canonical bytes go straight from the encoder into the keyed SHA-256 state
+    in chunks of at most ``chunk_size``, never held whole: the same tag as
+    ``hmac.digest(secret, canonicalize(value), "sha256")`` in O(chunk_size)
+    memory.  Raises what ``HmacSigner(secret)`` and ``canonicalize_into`` raise.
+    """
+    inner, outer = _hmac_keyed_states(secret)
+    inner = inner.copy()
+    canonicalize_into(value, inner.update, chunk_size=chunk_size)
+    outer = outer.copy()
+    outer.update(inner.digest())
+    return outer.digest()
 
 
 # ---------------------------------------------------------------------------

@@ -14,7 +14,7 @@ import sys
 from importlib import resources
 from typing import Callable, List, Optional
 
-from . import BACKEND, __version__, canonicalize
+from . import BACKEND, __version__, canonicalize, decode
 from .errors import AjpError
 
 EXIT_OK = 0
@@ -45,29 +45,8 @@ def _example_bytes(name: str) -> bytes:
 
 
 def _load_json(data: bytes):
-    """Parse a document strictly: the strict decoder when present, else json with duplicate checks."""
-    try:
-        from . import decode  # type: ignore[attr-defined]
-    except ImportError:  # the strict decoder lands with its own issue
-        decode = None
-    if decode is not None:
-        return decode(data)
-
-    def pairs(items):
-        out = {}
-        for k, v in items:
-            if k in out:
-                raise CliError(f"duplicate member name `{k}`")
-            out[k] = v
-        return out
-
-    def reject_constant(name):
-        raise CliError(f"`{name}` is not JSON")
-
-    try:
-        return json.loads(data, object_pairs_hook=pairs, parse_constant=reject_constant)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise CliError(f"JSON is malformed: {exc}") from None
+    """Parse a document strictly (I-JSON); a refusal is a DecodeError, reported as one line, exit 2."""
+    return decode(data)
 
 
 def _write(data: bytes) -> None:
@@ -111,6 +90,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 # -- decode-check --
+
+
+def cmd_decode_check(args: argparse.Namespace) -> int:
+    decode(_read_input(args.file))
+    return EXIT_OK
 
 
 # -- keygen, sign, verify, fingerprint --
@@ -168,7 +152,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         if args.secret_env is not None:
             verify(body, secret=_secret_from_env(args.secret_env))
         else:
-            verify(body, public_key=args.public_key)
+            verify(body, public_key=_read_key_text(args.public_key))
     except SignatureError as exc:
         print(f"ajpcore verify: invalid: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_INVALID
@@ -370,6 +354,105 @@ def _add_check_parser(sub) -> None:
     p.set_defaults(func=cmd_check)
 
 
+def _manifest_from(data: bytes):
+    from .iatp import CapabilityManifest
+
+    return CapabilityManifest.from_dict(_load_json(data))
+
+
+def _pinned_key(args: argparse.Namespace):
+    """``--public-key`` parsed up front, so a bad key is a usage error (exit 2)."""
+    from .errors import KeyFormatError
+    from .keys import Ed25519PublicKey
+
+    if getattr(args, "public_key", None) is None:
+        return None
+    try:
+        return Ed25519PublicKey.from_string(args.public_key)
+    except KeyFormatError as exc:
+        raise CliError(f"--public-key: {exc}") from None
+
+
+def _check_manifest(data: bytes, args: argparse.Namespace) -> List[str]:
+    from .iatp import spec_warnings, trust_score, verify_manifest
+
+    if args.secret_env is not None:
+        raise CliError("manifests are signed with Ed25519: use --public-key, not --secret-env")
+    pinned = _pinned_key(args)
+    manifest = _manifest_from(data)
+    score = trust_score(manifest)
+    identity = manifest.identity
+    lines = [
+        f"valid IATP capability manifest: agent `{identity.agent_id}` of `{identity.owner}`,"
+        f" trust_level `{manifest.trust_level.value}`, protocol {manifest.protocol_version}",
+        f"trust score {score.score}/10: {score.decision} ("
+        + ", ".join(f"{label} {points:+d}" for label, points in score.terms)
+        + ")",
+    ]
+    lines += [f"warning: {message} - at `{path}`" for path, message in spec_warnings(manifest)]
+    if pinned is not None:
+        verify_manifest(manifest, public_key=pinned)
+        lines.append(f"signature: valid, by the pinned key (fingerprint {pinned.fingerprint})")
+    elif manifest.signature is not None:
+        lines.append("signature: present, not verified (give --public-key KEY to verify it)")
+    else:
+        lines.append("signature: none")
+    return lines
+
+
+register_check("manifest", "IATP capability manifest", _check_manifest)
+
+
+def _print_problems(exc) -> int:
+    for path, reason in exc.errors:
+        print(f"{reason} - at `{path}`", file=sys.stderr)
+    return EXIT_INVALID
+
+
+def cmd_manifest_sign(args: argparse.Namespace) -> int:
+    from .errors import ValidationError
+    from .iatp import sign_manifest
+
+    key = _private_key_from_file(args.key)
+    try:
+        manifest = _manifest_from(_read_input(args.file))
+    except ValidationError as exc:
+        return _print_problems(exc)
+    _write(sign_manifest(manifest, key).to_json())
+    return EXIT_OK
+
+
+def cmd_manifest_verify(args: argparse.Namespace) -> int:
+    from .errors import SignatureError, ValidationError
+    from .iatp import verify_manifest
+
+    pinned = _pinned_key(args)
+    try:
+        manifest = _manifest_from(_read_input(args.file))
+        verify_manifest(manifest, public_key=pinned)
+    except ValidationError as exc:
+        return _print_problems(exc)
+    except SignatureError as exc:
+        print(f"ajpcore manifest verify: invalid: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    how = "the pinned key" if pinned is not None else "its claimed key"
+    _write(f"valid: ed25519 manifest signature by {how} {manifest.identity.verification_key}\n".encode())
+    return EXIT_OK
+
+
+def _add_manifest_parser(sub) -> None:
+    p = sub.add_parser("manifest", help="sign or verify an IATP capability manifest (ajpcore's iatp-manifest-v1 signature)")
+    actions = p.add_subparsers(dest="action", required=True)
+    q = actions.add_parser("sign", help="print the canonical manifest with its `signature` set")
+    _add_file(q)
+    q.add_argument("--key", metavar="FILE", required=True, help="Ed25519 private key file (base64 PKCS#8); must match identity.verification_key")
+    q.set_defaults(func=cmd_manifest_sign)
+    q = actions.add_parser("verify", help="check the signature against identity.verification_key: exit 0 valid, 1 invalid, 2 malformed")
+    _add_file(q)
+    q.add_argument("--public-key", metavar="KEY", help="also require the claimed key to be this one (base64 SPKI DER or ed25519:<base64|hex>)")
+    q.set_defaults(func=cmd_manifest_verify)
+
+
 def _add_file(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", nargs="?", default="-", help="JSON document (default: standard input)")
 
@@ -387,6 +470,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_demo)
 
     # decode-check parser
+    p = sub.add_parser("decode-check", help="check that a document is strictly valid I-JSON (silent, exit 0) or exit 2")
+    _add_file(p)
+    p.set_defaults(func=cmd_decode_check)
 
     # keygen, sign, verify, fingerprint parsers
     p = sub.add_parser("sign", help="print a JSON document with its `signature` set (HMAC-SHA256 or Ed25519)")
@@ -400,7 +486,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_file(p)
     how = p.add_mutually_exclusive_group(required=True)
     how.add_argument("--secret-env", metavar="VAR", help="HMAC-SHA256 secret held in environment variable VAR")
-    how.add_argument("--public-key", metavar="KEY", help="Ed25519 public key: base64 SPKI DER or ed25519:<base64|hex>")
+    how.add_argument("--public-key", metavar="KEY", help="Ed25519 public key (base64 SPKI DER or ed25519:<base64|hex>), or a file holding it")
     p.set_defaults(func=cmd_verify)
 
     p = sub.add_parser("keygen", help="create an Ed25519 private key file (mode 0600); print its public key")
@@ -413,6 +499,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     # check, manifest parsers
     _add_check_parser(sub)
+    _add_manifest_parser(sub)
 
     return parser
 

@@ -41,7 +41,14 @@ from cryptography.hazmat.primitives.asymmetric import ed25519 as _ossl
 from . import _core
 from .errors import BadSignature, KeyFormatError, KeyUsageError, WeakKey
 
-__all__ = ["Ed25519PrivateKey", "Ed25519PublicKey", "SPKI_PREFIX", "PKCS8_PREFIX", "KEY_CACHE_SIZE"]
+__all__ = [
+    "Ed25519PrivateKey",
+    "Ed25519PublicKey",
+    "SPKI_PREFIX",
+    "PKCS8_PREFIX",
+    "KEY_CACHE_SIZE",
+    "clear_key_cache",
+]
 
 SPKI_PREFIX = bytes.fromhex("302a300506032b6570032100")
 """DER of SubjectPublicKeyInfo{id-Ed25519} up to the 32 key bytes (RFC 8410 §4)."""
@@ -50,7 +57,6 @@ PKCS8_PREFIX = bytes.fromhex("302e020100300506032b657004220420")
 KEY_CACHE_SIZE = 1024
 """Entries kept by each key cache (public keys by text, by bytes; private keys by text, by seed)."""
 
-_BACKENDS = (None, "cryptography", "pynacl")
 _B64_CHARS = re.compile(r"[A-Za-z0-9+/]+={0,2}")
 _LOWER_HEX_64 = re.compile(r"[0-9a-f]{64}")
 _ANY_HEX_64 = re.compile(r"[0-9a-fA-F]{64}")
@@ -157,11 +163,14 @@ class Ed25519PublicKey:
 
         Uses libsodium's ``crypto_core_ed25519_is_valid_point`` (canonical, on
         the curve, not of small order, in the prime-order subgroup).  Raises
-        ``WeakKey`` when it fails, ``KeyUsageError`` if PyNaCl is missing.
+        ``WeakKey`` when it fails, ``KeyUsageError`` if PyNaCl (or that
+        libsodium function) is missing.
         """
         ok = self._torsion_free
         if ok is None:
             bindings = _nacl_bindings()
+            if not getattr(bindings, "has_crypto_core_ed25519", False):  # minimal libsodium builds
+                raise KeyUsageError("this libsodium lacks crypto_core_ed25519: cannot check torsion")
             ok = self._torsion_free = bool(bindings.crypto_core_ed25519_is_valid_point(self._raw))
         if not ok:
             raise WeakKey(
@@ -179,15 +188,11 @@ class Ed25519PublicKey:
         if ``signature`` is not bytes, ``KeyUsageError`` if ``data`` is not
         bytes or the backend is unknown.
         """
+        if backend is not None and backend != "cryptography" and backend != "pynacl":
+            raise KeyUsageError(f"unknown Ed25519 backend `{backend}` (expected `cryptography` or `pynacl`)")
         _core.impl.ed25519_check_signature(signature)
         if type(data) is not bytes:
             data = _message_bytes(data)
-        if backend is None or backend == "cryptography":
-            try:
-                self._ossl.verify(signature, data)
-            except InvalidSignature:
-                raise BadSignature("Ed25519 signature does not match the data and key") from None
-            return
         if backend == "pynacl":
             bindings = _nacl_bindings()
             try:
@@ -195,7 +200,10 @@ class Ed25519PublicKey:
             except _nacl_bad_signature():
                 raise BadSignature("Ed25519 signature does not match the data and key") from None
             return
-        raise KeyUsageError(f"unknown Ed25519 backend `{backend}` (expected `cryptography` or `pynacl`)")
+        try:
+            self._ossl.verify(signature, data)
+        except InvalidSignature:
+            raise BadSignature("Ed25519 signature does not match the data and key") from None
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Ed25519PublicKey):
@@ -330,6 +338,12 @@ def _private_from_string(text: str) -> Ed25519PrivateKey:
     if der[:16] != PKCS8_PREFIX:
         raise KeyFormatError("Ed25519 PKCS#8 private key has the wrong DER prefix (not id-Ed25519 v1)")
     return Ed25519PrivateKey.from_seed(der[16:])
+
+
+def clear_key_cache() -> None:
+    """Forget every cached key (e.g. to drop private keys from memory after a rotation)."""
+    for cache in (_public_from_bytes, _public_from_string, _private_from_seed, _private_from_string):
+        cache.cache_clear()
 
 
 def _nacl_bindings() -> Any:

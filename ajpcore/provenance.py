@@ -20,8 +20,17 @@ three documented places, all of which can only turn a pass into a refusal:
   platform puts it in a URL; a domain id's path must start the URL path; a
   port other than 443 is a mismatch), never "anywhere in the path";
 - a location that is not ``https://`` is ``unchecked`` (the specification
-  says a declaration MUST be served over HTTPS), as is one with whitespace or
-  control characters, which a URL parser would silently strip.
+  says a declaration MUST be served over HTTPS), as is one a WHATWG URL parser
+  (what actually fetched it) could read differently from ``urlsplit``:
+  whitespace or control characters, a backslash, non-ASCII, userinfo
+  (``user@host``), a host that is not plain ``[a-z0-9.-]``, or ``.``/``..``
+  path segments;
+- a public key that is not a strictly encoded, policy-abiding Ed25519 key is
+  refused before the signature is looked at (``fingerprint`` None, reason
+  ``identity.public_key is not a valid Ed25519 key``, or ``... is refused by
+  the strict Ed25519 policy: ...`` for a weak key), where the reference
+  fingerprints any base64 and fails later with "identity.signature is
+  malformed".
 """
 
 from __future__ import annotations
@@ -55,7 +64,10 @@ SIGNATURE_COVERAGE: Dict[str, str] = {"0.1": "identity", "0.2": "declaration", "
 
 _ALGORITHM = "ed25519"
 _PROVENANCE_ID = re.compile(r"provenance:([a-z0-9-]+):(.+)", re.IGNORECASE | re.DOTALL)
-_UNSAFE_URL_CHARS = re.compile(r"[\x00-\x20\x7f]")
+# Characters a WHATWG URL parser (what fetches the file) reads differently from urlsplit:
+# whitespace and controls are stripped, "\\" is a path separator, non-ASCII hosts are IDNA-mapped.
+_AMBIGUOUS_URL_CHARS = re.compile(r"[\x00-\x20\x7f\\]|[^\x00-\x7f]")
+_PLAIN_HOST = re.compile(r"[a-z0-9.-]+")
 
 
 @dataclass(frozen=True)
@@ -190,8 +202,8 @@ def check_location(provenance_id: Any, retrieved_from: Any) -> str:
     """Does the URL a declaration was fetched from agree with its ``provenance_id``?
 
     Returns ``"match"``, ``"mismatch"`` or ``"unchecked"`` (the id or the URL
-    cannot be interpreted, the URL is not https, or the host is not one the
-    id's platform publishes on; never reported as agreement).
+    cannot be interpreted unambiguously, the URL is not https, or the host is
+    not one the id's platform publishes on; never reported as agreement).
 
     - ``provenance:domain:<host>[/<path>]``: the URL host equals ``<host>``
       exactly (case-insensitive; a subdomain or parent is a mismatch), the port
@@ -205,19 +217,20 @@ def check_location(provenance_id: Any, retrieved_from: Any) -> str:
     if parsed is None or not isinstance(retrieved_from, str):
         return "unchecked"
     platform, id_path = parsed
-    if _UNSAFE_URL_CHARS.search(retrieved_from):
+    if _AMBIGUOUS_URL_CHARS.search(retrieved_from):
         return "unchecked"
     try:
         url = urlsplit(retrieved_from)
         port = url.port
     except ValueError:
         return "unchecked"
-    host = url.hostname
-    if url.scheme.lower() != "https" or not host:
+    host = (url.hostname or "").lower()
+    if url.scheme.lower() != "https" or not _PLAIN_HOST.fullmatch(host) or "@" in url.netloc:
         return "unchecked"
-    host = host.lower()
     port_ok = port is None or port == 443
     segs = _path_segments(url.path)
+    if "." in segs or ".." in segs:
+        return "unchecked"  # a fetcher resolves dot segments (RFC 3986 §5.2.4); a path check must not guess
 
     if platform == "domain":
         declared = [s for s in id_path.split("/") if s]

@@ -31,7 +31,7 @@ from .errors import (
     UnsupportedScheme,
 )
 
-__all__ = ["SIGN_CHUNK_SIZE", "signing_bytes", "sign", "verify"]
+__all__ = ["SIGN_CHUNK_SIZE", "parse_signature", "signing_bytes", "sign", "verify"]
 
 SIGN_CHUNK_SIZE = 16384
 """Size of the canonical-JSON chunks streamed into the HMAC (the extra memory of signing)."""
@@ -64,13 +64,11 @@ def _one_key(secret: Any, key: Any, key_name: str) -> None:
 
 
 def _hmac_tag(value: dict, secret: Any) -> bytes:
-    """HMAC-SHA256 of the canonical bytes of ``value``, streamed chunk by chunk."""
-    impl = _core.impl
-    signer = impl.HmacSigner(secret)  # raises KeyUsageError for a secret of another type
-    if not secret:
+    """HMAC-SHA256 of the canonical bytes of ``value``, streamed chunk by chunk into the MAC."""
+    if isinstance(secret, (str, bytes, bytearray, memoryview)) and not secret:
         raise KeyFormatError("HMAC secret is empty")
-    impl.canonicalize_into(value, signer.update, chunk_size=SIGN_CHUNK_SIZE)
-    return signer.finalize()
+    # A secret of another type: KeyUsageError from the core.
+    return _core.impl.hmac_sha256_canonical(value, secret, chunk_size=SIGN_CHUNK_SIZE)
 
 
 def _private_key(key: Any) -> Any:
@@ -116,6 +114,14 @@ def sign(body: dict, *, secret: Any = None, private_key: Any = None) -> str:
     key text that does not parse, EncodeError when ``body`` is not a dict or has
     no canonical JSON form.
     """
+    if secret is not None and private_key is None and type(body) is dict:
+        # The hot path (HMAC over a plain dict), with fewer calls: they matter at 1 KB.
+        if "signature" in body:
+            rest = body.copy()
+            del rest["signature"]
+        else:
+            rest = body
+        return "sha256:" + _hmac_tag(rest, secret).hex()
     _one_key(secret, private_key, "private_key")
     rest = _unsigned(body)
     if secret is not None:

@@ -128,3 +128,55 @@ def encoded(name: str) -> bytes:
     import rfc8785
 
     return rfc8785.dumps(value(name))
+
+
+# -- IATP manifest fixture --
+
+
+def _manifest() -> Dict[str, Any]:
+    """A ~1 KB IATP capability manifest using every member the schema names, plus `scopes`."""
+    return {
+        "$schema": "http://inter-agent-trust.org/v1/schema",
+        "identity": {
+            "agent_id": "booking-agent-v2.1.0",
+            "verification_key": "ed25519:A6EHv/POEL4dcN0Y50vAmWfk1jCbpQ1fHdyGZBJVMbg=",
+            "owner": "Example Travel",
+            "contact": "security@example.org",
+        },
+        "trust_level": "verified_partner",
+        "scopes": ["booking:read", "booking:write"],
+        "capabilities": {
+            "idempotency": True,
+            "idempotency_duration_seconds": 86400,
+            "concurrency_limit": 10,
+            "sla_latency_ms": 2000,
+            "sla_availability": 0.999,
+        },
+        "reversibility": {
+            "level": "partial",
+            "undo_window_seconds": 3600,
+            "compensation_method": "refund_minus_fee",
+            "compensation_sla_ms": 5000,
+            "compensation_notes": "Free cancellation within one hour, then a fee.",
+            "compensation_endpoint": "POST /compensate/{transaction_id}",
+            "undo_conditions": {"until_state": "ticketed", "check_endpoint": "GET /bookings/{id}/status"},
+        },
+        "privacy": {
+            "retention_policy": "temporary",
+            "retention_duration_seconds": 2592000,
+            "storage_location": "eu-central-1",
+            "human_in_loop": False,
+            "training_consent": False,
+            "encryption_at_rest": True,
+            "encryption_in_transit": True,
+            "data_processing_addendum": "https://example.org/dpa",
+        },
+        "authentication": {"methods": ["oauth2", "mutual_tls"], "required": True},
+        "rate_limiting": {"requests_per_second": 5, "requests_per_minute": 200, "burst_limit": 20},
+        "protocol_version": "1.0",
+        "manifest_version": "2.1.0",
+        "updated_at": "2026-01-23T00:00:00Z",
+    }
+
+
+BUILDERS["manifest"] = _manifest  # after FIXTURES: the generic benches keep their three fixtures

@@ -7,6 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ajpcore import BadSignature, KeyFormatError, KeyUsageError, SignerFinalized
+from ajpcore.strategies import json_values
 from vector_files import load_json
 
 RFC4231 = load_json("hmac", "rfc4231_hmac_sha256.json")["tests"]
@@ -202,3 +203,43 @@ def test_verify_rejects_every_single_bit_flip(impl):
         signer.update(b"m")
         with pytest.raises(BadSignature, match="does not match"):
             signer.verify(bytes(flipped))
+
+
+# -- the streaming sink: HMAC of canonical JSON ------------------------------------
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(value=json_values(max_leaves=20, max_size=4), key=st.binary(max_size=100), chunk=st.integers(1, 200))
+def test_hmac_of_canonical_json_matches_hmac_digest(impl, value, key, chunk):
+    expected = hmac.digest(key, impl.canonicalize(value), "sha256")
+    assert impl.hmac_sha256_canonical(value, key, chunk_size=chunk) == expected
+    assert impl.hmac_sha256_canonical(value, key) == expected
+
+
+@pytest.mark.parametrize(
+    "value, secret, chunk_size",
+    [
+        ({"a": float("nan")}, b"k", 16),
+        ({"a": [1, {"b": "\ud800"}]}, b"k", 16),
+        ({1: "non-str key"}, b"k", 16),
+        ({"a": 1}, 3.5, 16),
+        ({"a": 1}, b"k", 0),
+        ({"a": 1}, b"k", "16"),
+    ],
+)
+def test_hmac_of_canonical_json_refusals_agree(twins, value, secret, chunk_size):
+    native, pure = twins
+    result = raised(lambda: native.hmac_sha256_canonical(value, secret, chunk_size=chunk_size))
+    assert result == raised(lambda: pure.hmac_sha256_canonical(value, secret, chunk_size=chunk_size))
+
+
+def test_cache_can_be_disabled(impl, monkeypatch):
+    monkeypatch.setattr(impl, "HMAC_CACHE_SIZE", 0)
+    impl.clear_hmac_cache()
+    for i in range(3):
+        key = b"uncached-%d" % i
+        assert mac_of(impl, key, b"m") == hmac.digest(key, b"m", "sha256")
+    monkeypatch.setattr(impl, "HMAC_CACHE_SIZE", 2)
+    for i in range(5):
+        key = b"small-cache-%d" % i
+        assert mac_of(impl, key, b"m") == hmac.digest(key, b"m", "sha256")
