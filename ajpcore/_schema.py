@@ -104,11 +104,12 @@ def _got(v: Any) -> str:
     return name
 
 
-def json_equal_key(v: Any) -> Any:
+def json_equal_key(v: Any, _depth: int = 0) -> Any:
     """A hashable key such that two JSON values are equal (JSON Schema equality) iff their keys are.
 
     Numbers compare by value (``1 == 1.0``), booleans are not numbers, objects
-    ignore member order.  Non-JSON values compare by identity.
+    ignore member order.  Non-JSON values, and values nested deeper than 256
+    levels (no schema constant is), compare by identity: never a RecursionError.
     """
     t = _base_type(v)
     if t is bool:
@@ -119,10 +120,11 @@ def json_equal_key(v: Any) -> Any:
         return ("s", v)
     if t is _NoneType:
         return ("z",)
-    if t is list:
-        return ("a", tuple(json_equal_key(x) for x in v))
-    if t is dict:
-        return ("o", frozenset((k, json_equal_key(x)) for k, x in v.items()))
+    if _depth < 256:
+        if t is list:
+            return ("a", tuple(json_equal_key(x, _depth + 1) for x in v))
+        if t is dict:
+            return ("o", frozenset((k, json_equal_key(x, _depth + 1)) for k, x in v.items()))
     return ("?", id(v))
 
 
@@ -130,10 +132,12 @@ def _show(v: Any) -> str:
     """A short JSON-ish rendering of a value for a reason text."""
     import json
 
+    if isinstance(v, (dict, list)) and len(v) > 8:
+        return f"<{_got(v)} of {len(v)}>"
     try:
         text = json.dumps(v, ensure_ascii=False, sort_keys=True)
-    except (TypeError, ValueError):
-        text = repr(v)
+    except (TypeError, ValueError, RecursionError):  # deep or non-JSON: a short description is enough
+        text = f"<{_got(v)}>"
     return text if len(text) <= 60 else text[:57] + "..."
 
 

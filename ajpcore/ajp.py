@@ -96,13 +96,36 @@ _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
 def _copy_json(value: Any) -> Any:
-    """A deep copy of a JSON value (dicts and lists copied, scalars shared)."""
-    t = type(value)
-    if t is dict:
-        return {k: _copy_json(v) for k, v in value.items()}
-    if t is list:
-        return [_copy_json(v) for v in value]
-    return value
+    """A deep copy of a JSON value into plain dicts and lists (scalars shared).
+
+    Iterative, so any depth is safe; deeper than ``MAX_DEPTH`` (which no canonical
+    form allows) is a ``ValidationError``.
+    """
+    if not isinstance(value, (dict, list)):
+        return value
+    limit = _core.impl.MAX_DEPTH
+    root: Any = {} if isinstance(value, dict) else []
+    stack = [(value, root, 1)]
+    while stack:
+        source, target, depth = stack.pop()
+        if depth > limit:
+            raise ValidationError([("$", f"Nesting deeper than {limit}")])
+        pairs = source.items() if isinstance(source, dict) else enumerate(source)
+        is_dict = type(target) is dict
+        for k, v in pairs:
+            if isinstance(v, dict):
+                child: Any = {}
+                stack.append((v, child, depth + 1))
+            elif isinstance(v, list):
+                child = []
+                stack.append((v, child, depth + 1))
+            else:
+                child = v
+            if is_dict:
+                target[k] = child
+            else:
+                target.append(child)
+    return root
 
 
 def _schema(name: str) -> Tuple[Any, CompiledSchema]:

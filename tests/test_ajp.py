@@ -388,3 +388,35 @@ def test_shipped_schemas_load_and_compile():
 def test_timestamps_in_spec_messages_are_strict_rfc3339():
     for key in ("issued_at", "expires_at"):
         assert is_timestamp(MESSAGES["JobOffer"][key])
+
+
+def _deep(depth):
+    value: list = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize("where", ["task.input", "from.type", "context.memory", "extra"])
+def test_hostile_depth_is_a_validation_error_never_a_recursion_error(where):
+    doc = copy.deepcopy(MESSAGES["JobOffer"])
+    deep = _deep(200_000)
+    if where == "task.input":
+        doc["task"]["input"] = {"x": deep}
+    elif where == "from.type":
+        doc["from"]["type"] = deep
+    elif where == "context.memory":
+        doc["context"]["memory"] = deep
+    else:
+        doc["x_future"] = deep
+    with pytest.raises(ValidationError):
+        ajp.JobOffer.from_dict(doc)
+    check = ajp.validate_offer(doc, now="2026-03-05T10:00:00Z", strict=True)
+    assert check.valid == (where != "from.type")
+
+
+def test_hostile_bytes_are_decode_errors(core):
+    with pytest.raises(DecodeError):
+        ajp.JobOffer.from_json(b"[" * 1_000_000 + b"]" * 1_000_000)
+    with pytest.raises(DecodeError):
+        ajp.JobOffer.from_json(b'{"ajp": "0.1", "job_id": "\\ud800xxxxxxx"}')
