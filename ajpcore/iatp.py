@@ -89,6 +89,7 @@ __all__ = [
     "verify_attestation",
     "TrustScore",
     "trust_score",
+    "ALLOW_THRESHOLD",
     "UndoDecision",
     "undo_decision",
     "spec_warnings",
@@ -972,7 +973,7 @@ def trust_score(
     """
     if not isinstance(manifest, CapabilityManifest):
         raise TypeError(f"Expected `CapabilityManifest`, got `{type(manifest).__name__}`")
-    sensitive = set(sensitive_data)
+    sensitive = {sensitive_data} if isinstance(sensitive_data, str) else set(sensitive_data)
     unknown_kinds = sensitive - {"credit_card", "ssn"}
     if unknown_kinds:
         raise ValueError(f"unknown sensitive data kind(s): {sorted(unknown_kinds)}")

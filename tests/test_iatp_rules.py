@@ -111,6 +111,7 @@ def test_sensitive_data_blocks():
     temporary = manifest("verified_partner", {"level": "full"}, {})
     assert trust_score(temporary, sensitive_data={"credit_card"}).decision == "allow"
     assert trust_score(temporary, sensitive_data={"ssn"}).decision == "block"  # temporary is the default
+    assert trust_score(temporary, sensitive_data="ssn").decision == "block"
     ephemeral = manifest("verified_partner", {"level": "full"}, {"retention_policy": "ephemeral"})
     assert trust_score(ephemeral, sensitive_data=["ssn", "credit_card"]).decision == "allow"
     with pytest.raises(ValueError):
