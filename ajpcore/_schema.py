@@ -1119,12 +1119,14 @@ class _Generator:
         addl = schema.get("additionalProperties", True)
         if addl is False:
             lines.append(f"{ind}if not {known}.issuperset({var}): return False")
+        present = frozenset(required)  # checked above: read those by subscript
         for key, sub in props.items():
             body: List[str] = []
             x = self.fresh()
-            self.emit(sub, f"{where}/properties/{_escape_pointer(key)}", x, depth + 1, body, ind, missing=True)
+            may_miss = key not in present
+            self.emit(sub, f"{where}/properties/{_escape_pointer(key)}", x, depth + 1, body, ind, missing=may_miss)
             if body:
-                lines.append(f"{ind}{x} = {var}.get({key!r}, _M)")
+                lines.append(f"{ind}{x} = {var}.get({key!r}, _M)" if may_miss else f"{ind}{x} = {var}[{key!r}]")
                 lines.extend(body)
         if addl is not True and addl is not False:
             body = []

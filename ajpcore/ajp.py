@@ -1073,6 +1073,11 @@ class MemoryReplayGuard:
         t = expires_at_us + self.skew_us
         until[key] = t
         heapq.heappush(self._heap, (t, key))
+        if len(self._heap) > 2 * self.max_entries:  # stale entries of re-admitted pairs
+            self._evict(now_us)
+            if len(self._heap) > 2 * self.max_entries:
+                self._heap = [(u, k) for k, u in until.items()]
+                heapq.heapify(self._heap)
 
 
 # -- the receive path ------------------------------------------------------------------------
