@@ -82,6 +82,11 @@ __all__ = [
     "DEFAULT_MAX_LIFETIME_SECONDS",
     "FROM_TYPES",
     "JOB_STATUSES",
+    "BudgetRefused",
+    "TrustRefused",
+    "Busy",
+    "InvalidMessage",
+    "ReplayedMessage",
 ]
 
 DEFAULT_SKEW_SECONDS = 300
@@ -1146,7 +1151,3 @@ def error_response(exc: BaseException) -> Tuple[int, ErrorBody]:
         return exc.status, ErrorBody(error="Request refused", code=exc.code, reason=str(exc))
     return 500, ErrorBody(error="Internal error")
 
-
-# Names the errors module defines for these refusals, re-exported for convenience.
-BudgetRefused = BudgetRefused
-TrustRefused = TrustRefused
