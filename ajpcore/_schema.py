@@ -158,7 +158,8 @@ _HEX = "0123456789abcdefABCDEF"
 def ecma_regex(pattern: str) -> "re.Pattern[str]":
     """Compile an ECMA-262 (no flags) regular expression into a Python ``re`` pattern with the same matches.
 
-    Translated: ``.`` (no line terminators), ``$`` (end of input only), ``\\d \\w
+    Matching is by code point, as with the ``u`` flag JSON Schema 2020-12 (section
+    6.4) recommends.  Translated: ``.`` (no line terminators), ``$`` (end of input only), ``\\d \\w
     \\s \\D \\W \\S`` (ECMA classes; ``\\w``/``\\d`` ASCII, ``\\s`` Unicode white
     space), ``\\b``, ``{`` that is no quantifier (a literal, Annex B), named groups.
     Refused with ``SchemaError`` where the two engines may disagree: back
@@ -219,14 +220,23 @@ def ecma_regex(pattern: str) -> "re.Pattern[str]":
         elif c == "$":
             out.append("(?!(?s:.))")
             i += 1
-        elif c == "{":
-            m = _QUANT.match(pattern, i)
-            if m is not None:
-                out.append(m.group())
-                i = m.end()
+        elif c in "*+?" or (c == "{" and _QUANT.match(pattern, i)):
+            if c == "{":
+                m = _QUANT.match(pattern, i)
+                out.append(m.group())  # type: ignore[union-attr]
+                i = m.end()  # type: ignore[union-attr]
             else:
-                out.append("\\{")
+                out.append(c)
                 i += 1
+            if i < n and pattern[i] == "?":  # lazy: the same in both dialects
+                out.append("?")
+                i += 1
+            if i < n and pattern[i] == "+":
+                # Python 3.11 reads `a++` as possessive; ECMA-262 has no such quantifier.
+                raise fail("possessive quantifier")
+        elif c == "{":  # not a quantifier: a literal brace (ECMA-262 Annex B)
+            out.append("\\{")
+            i += 1
         elif c == "}":
             out.append("\\}")
             i += 1
@@ -1109,12 +1119,14 @@ class _Generator:
         addl = schema.get("additionalProperties", True)
         if addl is False:
             lines.append(f"{ind}if not {known}.issuperset({var}): return False")
+        present = frozenset(required)  # checked above: read those by subscript
         for key, sub in props.items():
             body: List[str] = []
             x = self.fresh()
-            self.emit(sub, f"{where}/properties/{_escape_pointer(key)}", x, depth + 1, body, ind, missing=True)
+            may_miss = key not in present
+            self.emit(sub, f"{where}/properties/{_escape_pointer(key)}", x, depth + 1, body, ind, missing=may_miss)
             if body:
-                lines.append(f"{ind}{x} = {var}.get({key!r}, _M)")
+                lines.append(f"{ind}{x} = {var}.get({key!r}, _M)" if may_miss else f"{ind}{x} = {var}[{key!r}]")
                 lines.extend(body)
         if addl is not True and addl is not False:
             body = []

@@ -82,6 +82,11 @@ __all__ = [
     "DEFAULT_MAX_LIFETIME_SECONDS",
     "FROM_TYPES",
     "JOB_STATUSES",
+    "BudgetRefused",
+    "TrustRefused",
+    "Busy",
+    "InvalidMessage",
+    "ReplayedMessage",
 ]
 
 DEFAULT_SKEW_SECONDS = 300
@@ -1073,6 +1078,11 @@ class MemoryReplayGuard:
         t = expires_at_us + self.skew_us
         until[key] = t
         heapq.heappush(self._heap, (t, key))
+        if len(self._heap) > 2 * self.max_entries:  # stale entries of re-admitted pairs
+            self._evict(now_us)
+            if len(self._heap) > 2 * self.max_entries:
+                self._heap = [(u, k) for k, u in until.items()]
+                heapq.heapify(self._heap)
 
 
 # -- the receive path ------------------------------------------------------------------------
@@ -1141,7 +1151,3 @@ def error_response(exc: BaseException) -> Tuple[int, ErrorBody]:
         return exc.status, ErrorBody(error="Request refused", code=exc.code, reason=str(exc))
     return 500, ErrorBody(error="Internal error")
 
-
-# Names the errors module defines for these refusals, re-exported for convenience.
-BudgetRefused = BudgetRefused
-TrustRefused = TrustRefused

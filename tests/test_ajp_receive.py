@@ -276,6 +276,13 @@ def test_replay_guard_forgets_only_after_expiry_plus_skew():
     guard.admit("k", "job_a", expires_at_us=2000 * second, now_us=1400 * second)  # job_b evicted, a re-admitted
 
 
+def test_replay_guard_memory_stays_bounded_when_ids_come_back():
+    guard = ajp.MemoryReplayGuard(max_entries=3, skew=0)
+    for i in range(1000):  # the same id, re-offered after each window closed
+        guard.admit("k", "job_same", expires_at_us=i * 10 + 5, now_us=i * 10)
+    assert len(guard) == 1 and len(guard._heap) <= 6
+
+
 def test_replay_identity_uses_keys_not_claims():
     a = ajp.replay_identity(secret=SECRET)
     assert a == ajp.replay_identity(secret=SECRET.encode()) and a != ajp.replay_identity(secret="x")

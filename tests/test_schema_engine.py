@@ -294,6 +294,11 @@ def test_subclasses_read_as_their_json_kind():
         {"pattern": "\\p{L}"},
         {"pattern": "[]"},
         {"pattern": "\\u{1F600}"},
+        {"pattern": "a++"},
+        {"pattern": "a{2}+"},
+        {"pattern": "(?>a)"},
+        {"pattern": "(?i)a"},
+        {"pattern": "\\Z"},
         {"items": [{}]},
         {"$schema": "http://json-schema.org/draft-04/schema#"},
         {"$schema": "http://json-schema.org/draft-07/schema#", "$ref": "#", "type": "string"},
@@ -362,6 +367,8 @@ def test_format_checkers(fmt, good, bad):
         (r"^\x41\u00e9$", "Aé", True),
         (r"^[a-c-e]+$", "-e", True),
         (r"^[a-c-e]+$", "d", False),
+        (r"^a+?b*?c??$", "aab", True),
+        (r"^.$", "\U0001f680", True),  # code points, as with the u flag JSON Schema recommends
     ],
 )
 def test_ecma_regex_semantics(pattern, text, matches):
