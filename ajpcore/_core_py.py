@@ -8,7 +8,7 @@ disagree, this one states the intended behaviour.
 from __future__ import annotations
 
 from json.encoder import encode_basestring as _escape_str
-from typing import Any, Callable, List, Tuple
+from typing import Any, Callable, List
 
 from .errors import EncodeError, format_path
 
@@ -21,6 +21,8 @@ _MAX_SAFE_INT = 2**53 - 1
 # ---------------------------------------------------------------------------
 # Canonical JSON (RFC 8785)
 # ---------------------------------------------------------------------------
+
+from typing import Tuple  # noqa: E402 - kept in this section: the header is shared
 
 
 def _format_double(x: float) -> str:
@@ -293,8 +295,10 @@ def canonicalize_into(value: Any, write: Callable[[bytes], Any], *, chunk_size: 
 
     Gives exactly the bytes of ``canonicalize(value)`` and returns their count.
     The whole output is never held at once, so signing a large document costs
-    O(chunk_size) extra memory.  Raises what ``canonicalize`` raises; chunks
-    written before an error was found have already reached ``write``.
+    O(chunk_size) extra memory (this pure twin hands over at most 32 KiB at a
+    time).  Raises what ``canonicalize`` raises, and whatever ``write`` raises;
+    chunks written before an error was found have already reached ``write``.
+    Raises ValueError unless ``chunk_size`` is a positive int.
     """
     if type(chunk_size) is not int or chunk_size < 1:
         raise ValueError("chunk_size must be a positive int")

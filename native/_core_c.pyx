@@ -1121,10 +1121,6 @@ cdef int _put_array(Writer* w, object a) except -1:
     return _w_put_char(w, b']')
 
 
-def _utf16_key(key):
-    return str.encode(key, "utf-16-be", "surrogatepass")
-
-
 def canonicalize(value):
     """RFC 8785 canonical JSON of ``value`` as UTF-8 bytes (see ajpcore._core_py.canonicalize)."""
     cdef Writer w
