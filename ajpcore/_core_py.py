@@ -22,6 +22,8 @@ _MAX_SAFE_INT = 2**53 - 1
 # Canonical JSON (RFC 8785)
 # ---------------------------------------------------------------------------
 
+from typing import Tuple  # noqa: E402 - kept in this section: the header is shared
+
 
 def _format_double(x: float) -> str:
     """ECMAScript ``Number.prototype.toString`` of a finite double (RFC 8785 §3.2.2.3).
@@ -33,6 +35,10 @@ def _format_double(x: float) -> str:
     if x == 0.0:
         return "0"  # also -0.0
     r = float.__repr__(x)
+    if "e" not in r:
+        # repr writes no exponent exactly for 1e-4 <= |x| < 1e16, where ECMAScript writes
+        # none either and lays the same digits out the same way, but for a trailing ".0".
+        return r[:-2] if r[-2:] == ".0" else r
     sign = ""
     if r[0] == "-":
         sign = "-"
@@ -86,8 +92,9 @@ def _format_int(n: int, path: Callable[[], str]) -> str:
 
 
 def _utf16_key(key: str) -> bytes:
-    # RFC 8785 §3.2.3: member names sort by their UTF-16 code units.
-    return key.encode("utf-16-be", "surrogatepass")
+    # RFC 8785 §3.2.3: member names sort by their UTF-16 code units.  ``str.encode``,
+    # not ``key.encode``: a str subclass cannot change the order.
+    return str.encode(key, "utf-16-be", "surrogatepass")
 
 
 def _type_name(value: Any) -> str:
@@ -102,10 +109,12 @@ def _scalar(v: Any, steps: List[Any]) -> str:
         return "true"
     if v is False:
         return "false"
+    # Subclasses (IntEnum, ...) are read through the base type's own methods, so an
+    # overridden __int__/__float__/__len__ cannot make the twins disagree.
     if isinstance(v, int):
-        return _format_int(int(v), lambda: format_path(steps))
+        return _format_int(int.__index__(v), lambda: format_path(steps))
     if isinstance(v, float):
-        x = float(v)
+        x = float.__float__(v)
         if x != x or x in (_INF, -_INF):
             raise EncodeError(f"Non-finite float `{float.__repr__(x)}` has no JSON form", format_path(steps))
         return _format_double(x)
@@ -117,93 +126,148 @@ def _scalar(v: Any, steps: List[Any]) -> str:
 _INF = float("inf")
 
 
-def _sorted_keys(d: dict, steps: List[Any]) -> List[str]:
-    keys = list(dict.keys(d))
+def _sorted_items(d: dict, steps: List[Any]) -> List[Tuple[str, Any]]:
+    """The members of ``d`` as (key, value) pairs in RFC 8785 §3.2.3 order.
+
+    A snapshot: a ``write`` callback that mutates ``d`` later cannot break the output.
+    """
+    items = list(dict.items(d))
     ascii_only = True
-    for k in keys:
-        if not isinstance(k, str):
-            raise EncodeError(f"Object key must be `str`, got `{_type_name(k)}`", format_path(steps))
-        if not k.isascii():
+    exact = True
+    for k, _ in items:
+        if type(k) is not str:
+            if not isinstance(k, str):
+                raise EncodeError(f"Object key must be `str`, got `{_type_name(k)}`", format_path(steps))
+            exact = False  # a str subclass may override __lt__: sort by the text itself
+        elif not k.isascii():
             ascii_only = False
-    if ascii_only:
-        keys.sort()
+    if exact and ascii_only:
+        items.sort(key=_member_name)
     else:
-        # RFC 8785 §3.2.3: member names sort by their UTF-16 code units.
-        keys.sort(key=_utf16_key)
-    return keys
+        items.sort(key=_member_name_utf16)
+        if not exact:
+            _refuse_duplicate_names(items, steps)
+    return items
 
 
-def _encode(value: Any, append: Callable[[str], Any], steps: List[Any]) -> None:
+def _member_name(item: Tuple[str, Any]) -> str:
+    return item[0]
+
+
+def _member_name_utf16(item: Tuple[str, Any]) -> bytes:
+    return _utf16_key(item[0])
+
+
+def _refuse_duplicate_names(items: List[Tuple[str, Any]], steps: List[Any]) -> None:
+    # Only str subclasses with their own __eq__/__hash__ can put one name in a dict twice;
+    # RFC 8785 §3.1 (I-JSON) output must not repeat a member name.
+    for i in range(1, len(items)):
+        if str.__eq__(items[i - 1][0], items[i][0]):
+            raise EncodeError(f"Duplicate object key `{str.__str__(items[i][0])}`", format_path(steps))
+
+
+def _append_str_in_slices(s: str, append: Callable[[str], Any]) -> None:
+    # Escaping is per code point (RFC 8785 §3.2.2.2), so slices escape independently:
+    # no piece of a huge string is ever materialised beyond _STR_SLICE code points.
+    append('"')
+    for start in range(0, str.__len__(s), _STR_SLICE):
+        append(_escape_str(str.__getitem__(s, slice(start, start + _STR_SLICE)))[1:-1])
+    append('"')
+
+
+_STR_SLICE = 1024
+
+
+def _encode(value: Any, append: Callable[[str], Any], steps: List[Any], max_str: int) -> None:
     """Feed the canonical text of ``value`` to ``append`` as ``str`` pieces, in order.
 
     An explicit stack instead of recursion: depth is bounded by MAX_DEPTH only,
     never by the interpreter's recursion limit.  ``steps`` tracks the JSON path
     (keys and indices) of the value being written; it is formatted only on error.
+    Strings longer than ``max_str`` are handed over in slices.
     """
-    frames: List[list] = []  # [container, keys or None, next index, length]
+    frames: List[list] = []  # [members (list, tuple or sorted (key, value) pairs), is_object, next index]
     v = value
     while True:
         t = type(v)
         if t is str:
-            append(_escape_str(v))
+            if len(v) > max_str:
+                _append_str_in_slices(v, append)
+            else:
+                append(_escape_str(v))
         elif t is int and -_MAX_SAFE_INT <= v <= _MAX_SAFE_INT:
             append(int.__repr__(v))
         elif t is float and v - v == 0.0:  # finite
             append(_format_double(v))
-        elif t is dict or (t is not str and isinstance(v, dict)):
+        elif t is dict or isinstance(v, dict):
             if len(frames) >= MAX_DEPTH:
                 raise EncodeError(f"Nesting deeper than {MAX_DEPTH}", format_path(steps))
-            if not v:
+            if not dict.__len__(v):
                 append("{}")
             else:
-                keys = _sorted_keys(v, steps)
-                k = keys[0]
-                frames.append([v, keys, 1, len(keys)])
+                items = _sorted_items(v, steps)
+                k, v = items[0]
+                frames.append([items, True, 1])
                 steps.append(k)
                 append("{")
-                append(_escape_str(k))
+                if str.__len__(k) > max_str:
+                    _append_str_in_slices(k, append)
+                else:
+                    append(_escape_str(k))
                 append(":")
-                v = dict.__getitem__(v, k)
                 continue
         elif t is list or t is tuple or isinstance(v, (list, tuple)):
+            if t is not list and t is not tuple:
+                # A plain copy of the items: an overridden __getitem__/__len__ is ignored.
+                v = (list if isinstance(v, list) else tuple).__getitem__(v, slice(None))
             if len(frames) >= MAX_DEPTH:
                 raise EncodeError(f"Nesting deeper than {MAX_DEPTH}", format_path(steps))
             if not v:
                 append("[]")
             else:
-                frames.append([v, None, 1, len(v)])
+                frames.append([v, False, 1])
                 steps.append(0)
+                v = v[0]  # before append: a ``write`` callback may empty the list
                 append("[")
-                v = v[0]
                 continue
+        elif isinstance(v, str) and str.__len__(v) > max_str:
+            _append_str_in_slices(v, append)
         else:
             append(_scalar(v, steps))
         # The value is written: close finished containers, move to the next member.
         while frames:
             frame = frames[-1]
-            container, keys, i, n = frame
-            if i < n:
+            members, is_object, i = frame
+            # len() again each time: a streaming ``write`` callback may shrink a list.
+            if i < len(members):
                 frame[2] = i + 1
-                append(",")
-                if keys is None:
-                    steps[-1] = i
-                    v = container[i]
-                else:
-                    k = keys[i]
+                if is_object:
+                    append(",")
+                    k, v = members[i]
                     steps[-1] = k
-                    append(_escape_str(k))
+                    if str.__len__(k) > max_str:
+                        _append_str_in_slices(k, append)
+                    else:
+                        append(_escape_str(k))
                     append(":")
-                    v = dict.__getitem__(container, k)
+                else:
+                    steps[-1] = i
+                    v = members[i]
+                    append(",")
                 break
             frames.pop()
             steps.pop()
-            append("]" if keys is None else "}")
+            append("}" if is_object else "]")
         else:
             return
 
 
 def _discard(chunk: bytes) -> None:
     pass
+
+
+_NO_LIMIT = 2**63
+_FLUSH_LIMIT = 32768
 
 
 def canonicalize(value: Any) -> bytes:
@@ -215,14 +279,15 @@ def canonicalize(value: Any) -> bytes:
     types, ints a binary64 cannot carry, nesting deeper than MAX_DEPTH).
     """
     pieces: List[str] = []
-    _encode(value, pieces.append, [])
-    text = "".join(pieces)
     try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError:
-        # Slow path, taken only to report the first bad string in output order.
-        canonicalize_into(value, _discard)
-        raise AssertionError("unreachable: streaming found no lone surrogate")  # pragma: no cover
+        _encode(value, pieces.append, [], _NO_LIMIT)
+        return "".join(pieces).encode("utf-8")
+    except (EncodeError, UnicodeEncodeError):
+        # Lone surrogates surface only when the text is encoded; the streaming path checks
+        # each piece as it goes, so it reports the first problem in output order.
+        del pieces[:]
+    canonicalize_into(value, _discard)
+    raise AssertionError("unreachable: streaming found no problem")  # pragma: no cover
 
 
 def canonicalize_into(value: Any, write: Callable[[bytes], Any], *, chunk_size: int = 65536) -> int:
@@ -230,34 +295,38 @@ def canonicalize_into(value: Any, write: Callable[[bytes], Any], *, chunk_size: 
 
     Gives exactly the bytes of ``canonicalize(value)`` and returns their count.
     The whole output is never held at once, so signing a large document costs
-    O(chunk_size) extra memory.  Raises what ``canonicalize`` raises; chunks
-    written before an error was found have already reached ``write``.
+    O(chunk_size) extra memory (this pure twin hands over at most 32 KiB at a
+    time).  Raises what ``canonicalize`` raises, and whatever ``write`` raises;
+    chunks written before an error was found have already reached ``write``.
+    Raises ValueError unless ``chunk_size`` is a positive int.
     """
     if type(chunk_size) is not int or chunk_size < 1:
         raise ValueError("chunk_size must be a positive int")
     steps: List[Any] = []
     buf = bytearray()
     total = 0
-    # A long string is encoded in slices so no piece of output outgrows the chunk.
-    slice_chars = max(1, chunk_size // 4)
+    # Chunks of at most 32 KiB even when more is allowed: handing a chunk over copies
+    # the buffer, and two smaller buffers keep the peak within chunk_size + 64 KiB.
+    flush_at = min(chunk_size, _FLUSH_LIMIT)
 
     def append(piece: str) -> None:
         nonlocal total
-        for start in range(0, len(piece), slice_chars):
-            try:
-                data = piece[start : start + slice_chars].encode("utf-8")
-            except UnicodeEncodeError:
-                raise EncodeError("String contains a lone surrogate", format_path(steps)) from None
-            buf.extend(data)
-            while len(buf) >= chunk_size:
-                write(bytes(buf[:chunk_size]))
-                del buf[:chunk_size]
-                total += chunk_size
+        try:
+            buf.extend(piece.encode("utf-8"))
+        except UnicodeEncodeError:
+            raise EncodeError("String contains a lone surrogate", format_path(steps)) from None
+        while len(buf) >= flush_at:
+            with memoryview(buf) as view:
+                chunk = bytes(view[:flush_at])
+            del buf[:flush_at]
+            total += flush_at
+            write(chunk)
+            del chunk
 
-    _encode(value, append, steps)
+    _encode(value, append, steps, _STR_SLICE)
     if buf:
-        write(bytes(buf))
         total += len(buf)
+        write(bytes(buf))
     return total
 
 

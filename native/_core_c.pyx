@@ -64,6 +64,483 @@ cdef long long _MAX_SAFE_INT = 9007199254740991LL
 # Canonical JSON (RFC 8785)
 # ---------------------------------------------------------------------------
 
+from cpython.dict cimport PyDict_Next
+from cpython.mem cimport PyMem_Malloc, PyMem_Realloc
+from cpython.ref cimport Py_INCREF, Py_DECREF
+
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #include <string.h>
+
+    /* Shortest round-trip digits of a double (the Ryu method, Adams 2018): the same
+       digits as float.__repr__ and ECMAScript Number::toString, without
+       PyOS_double_to_string's big-number arithmetic and malloc.  The two tables are
+       5**i scaled to 125 significant bits and 2**j / 5**i rounded up, filled at
+       import from Python ints (ajp_set_pow5 below). */
+    static uint64_t ajp_pow5_inv[342][2];   /* [i][0] low 64 bits, [i][1] high */
+    static uint64_t ajp_pow5[326][2];
+
+    static void ajp_set_pow5(int inv, int i, uint64_t lo, uint64_t hi) {
+        if (inv) { ajp_pow5_inv[i][0] = lo; ajp_pow5_inv[i][1] = hi; }
+        else { ajp_pow5[i][0] = lo; ajp_pow5[i][1] = hi; }
+    }
+
+    static inline int32_t ajp_pow5bits(int32_t e) { return (int32_t)(((uint32_t)e * 1217359u) >> 19) + 1; }
+    static inline uint32_t ajp_log10_pow2(int32_t e) { return ((uint32_t)e * 78913u) >> 18; }
+    static inline uint32_t ajp_log10_pow5(int32_t e) { return ((uint32_t)e * 732923u) >> 20; }
+
+    static inline uint32_t ajp_pow5_factor(uint64_t v) {
+        uint32_t count = 0;
+        for (;;) {
+            uint64_t q = v / 5;
+            if (v != q * 5) return count;
+            v = q;
+            ++count;
+        }
+    }
+
+    static inline int ajp_multiple_of_pow5(uint64_t v, uint32_t p) { return ajp_pow5_factor(v) >= p; }
+    static inline int ajp_multiple_of_pow2(uint64_t v, uint32_t p) { return (v & ((1ull << p) - 1)) == 0; }
+
+    #if defined(__SIZEOF_INT128__)
+    static inline uint64_t ajp_mul_shift64(uint64_t m, const uint64_t *mul, int32_t j) {
+        unsigned __int128 b0 = (unsigned __int128)m * mul[0];
+        unsigned __int128 b2 = (unsigned __int128)m * mul[1];
+        return (uint64_t)(((b0 >> 64) + b2) >> (j - 64));
+    }
+    #else
+    static inline uint64_t ajp_umul128(uint64_t a, uint64_t b, uint64_t *hi) {
+        uint64_t a_lo = (uint32_t)a, a_hi = a >> 32, b_lo = (uint32_t)b, b_hi = b >> 32;
+        uint64_t b00 = a_lo * b_lo, b01 = a_lo * b_hi, b10 = a_hi * b_lo, b11 = a_hi * b_hi;
+        uint64_t mid1 = b10 + (b00 >> 32);
+        uint64_t mid2 = b01 + (uint32_t)mid1;
+        *hi = b11 + (mid1 >> 32) + (mid2 >> 32);
+        return (mid2 << 32) | (uint32_t)b00;
+    }
+    static inline uint64_t ajp_mul_shift64(uint64_t m, const uint64_t *mul, int32_t j) {
+        uint64_t high1, high0, sum, low1 = ajp_umul128(m, mul[1], &high1);
+        uint32_t dist = (uint32_t)(j - 64);
+        ajp_umul128(m, mul[0], &high0);
+        sum = high0 + low1;
+        if (sum < high0) ++high1;
+        if (dist == 0) return sum;
+        if (dist >= 64) return high1 >> (dist - 64);
+        return (high1 << (64 - dist)) | (sum >> dist);
+    }
+    #endif
+
+    /* x > 0, finite.  Sets *digits (no trailing zeros needed) and returns e10 with
+       x ~ digits * 10**e10, the shortest such decimal inside x's rounding interval,
+       nearest to x, ties to even (ECMA-262 7.1.12.1 step 5). */
+    static int32_t ajp_shortest(double x, uint64_t *digits) {
+        uint64_t bits;
+        memcpy(&bits, &x, sizeof bits);
+        const uint64_t mant = bits & ((1ull << 52) - 1);
+        const uint32_t exp = (uint32_t)((bits >> 52) & 0x7ff);
+        int32_t e2;
+        uint64_t m2;
+        if (exp == 0) { e2 = 1 - 1023 - 52 - 2; m2 = mant; }
+        else { e2 = (int32_t)exp - 1023 - 52 - 2; m2 = (1ull << 52) | mant; }
+        const int accept_bounds = (m2 & 1) == 0;
+        const uint64_t mv = 4 * m2;
+        const uint32_t mm_shift = mant != 0 || exp <= 1;
+        uint64_t vr, vp, vm;
+        int32_t e10;
+        int vm_trailing_zeros = 0, vr_trailing_zeros = 0;
+        if (e2 >= 0) {
+            const uint32_t q = ajp_log10_pow2(e2) - (e2 > 3);
+            const int32_t k = 125 + ajp_pow5bits((int32_t)q) - 1;
+            const int32_t i = -e2 + (int32_t)q + k;
+            e10 = (int32_t)q;
+            vr = ajp_mul_shift64(4 * m2, ajp_pow5_inv[q], i);
+            vp = ajp_mul_shift64(4 * m2 + 2, ajp_pow5_inv[q], i);
+            vm = ajp_mul_shift64(4 * m2 - 1 - mm_shift, ajp_pow5_inv[q], i);
+            if (q <= 21) {
+                if (mv % 5 == 0) vr_trailing_zeros = ajp_multiple_of_pow5(mv, q);
+                else if (accept_bounds) vm_trailing_zeros = ajp_multiple_of_pow5(mv - 1 - mm_shift, q);
+                else vp -= ajp_multiple_of_pow5(mv + 2, q);
+            }
+        } else {
+            const uint32_t q = ajp_log10_pow5(-e2) - (-e2 > 1);
+            const int32_t i = -e2 - (int32_t)q;
+            const int32_t k = ajp_pow5bits(i) - 125;
+            const int32_t j = (int32_t)q - k;
+            e10 = (int32_t)q + e2;
+            vr = ajp_mul_shift64(4 * m2, ajp_pow5[i], j);
+            vp = ajp_mul_shift64(4 * m2 + 2, ajp_pow5[i], j);
+            vm = ajp_mul_shift64(4 * m2 - 1 - mm_shift, ajp_pow5[i], j);
+            if (q <= 1) {
+                vr_trailing_zeros = 1;
+                if (accept_bounds) vm_trailing_zeros = mm_shift == 1;
+                else --vp;
+            } else if (q < 63) {
+                vr_trailing_zeros = ajp_multiple_of_pow2(mv, q);
+            }
+        }
+        int32_t removed = 0;
+        uint64_t output;
+        if (vm_trailing_zeros || vr_trailing_zeros) {
+            uint32_t last_removed = 0;
+            /* Two digits a step while both fit: the same flags as two single steps
+               (vm's pair must be 00; vr's lower digit and the previous last digit 0). */
+            for (;;) {
+                uint64_t vp100 = vp / 100, vm100 = vm / 100;
+                if (vp100 <= vm100) break;
+                uint64_t vr100 = vr / 100;
+                uint32_t vm_mod = (uint32_t)(vm - 100 * vm100), vr_mod = (uint32_t)(vr - 100 * vr100);
+                vm_trailing_zeros &= vm_mod == 0;
+                vr_trailing_zeros &= last_removed == 0 && vr_mod % 10 == 0;
+                last_removed = vr_mod / 10;
+                vr = vr100; vp = vp100; vm = vm100;
+                removed += 2;
+            }
+            for (;;) {
+                uint64_t vp10 = vp / 10, vm10 = vm / 10;
+                if (vp10 <= vm10) break;
+                uint32_t vm_mod = (uint32_t)(vm - 10 * vm10);
+                uint64_t vr10 = vr / 10;
+                uint32_t vr_mod = (uint32_t)(vr - 10 * vr10);
+                vm_trailing_zeros &= vm_mod == 0;
+                vr_trailing_zeros &= last_removed == 0;
+                last_removed = vr_mod;
+                vr = vr10; vp = vp10; vm = vm10;
+                ++removed;
+            }
+            if (vm_trailing_zeros) {
+                for (;;) {
+                    uint64_t vm100 = vm / 100;
+                    if (vm - 100 * vm100 != 0) break;
+                    uint64_t vp100 = vp / 100, vr100 = vr / 100;
+                    uint32_t vr_mod = (uint32_t)(vr - 100 * vr100);
+                    vr_trailing_zeros &= last_removed == 0 && vr_mod % 10 == 0;
+                    last_removed = vr_mod / 10;
+                    vr = vr100; vp = vp100; vm = vm100;
+                    removed += 2;
+                }
+                for (;;) {
+                    uint64_t vm10 = vm / 10;
+                    uint32_t vm_mod = (uint32_t)(vm - 10 * vm10);
+                    if (vm_mod != 0) break;
+                    uint64_t vp10 = vp / 10, vr10 = vr / 10;
+                    uint32_t vr_mod = (uint32_t)(vr - 10 * vr10);
+                    vr_trailing_zeros &= last_removed == 0;
+                    last_removed = vr_mod;
+                    vr = vr10; vp = vp10; vm = vm10;
+                    ++removed;
+                }
+            }
+            if (vr_trailing_zeros && last_removed == 5 && vr % 2 == 0) last_removed = 4;
+            output = vr + ((vr == vm && (!accept_bounds || !vm_trailing_zeros)) || last_removed >= 5);
+        } else {
+            int round_up = 0;
+            uint64_t vp100 = vp / 100, vm100 = vm / 100;
+            if (vp100 > vm100) {
+                uint64_t vr100 = vr / 100;
+                round_up = (uint32_t)(vr - 100 * vr100) >= 50;
+                vr = vr100; vp = vp100; vm = vm100;
+                removed += 2;
+            }
+            for (;;) {
+                uint64_t vp10 = vp / 10, vm10 = vm / 10;
+                if (vp10 <= vm10) break;
+                uint64_t vr10 = vr / 10;
+                round_up = (uint32_t)(vr - 10 * vr10) >= 5;
+                vr = vr10; vp = vp10; vm = vm10;
+                ++removed;
+            }
+            output = vr + (vr == vm || round_up);
+        }
+        *digits = output;
+        return e10 + removed;
+    }
+
+    static const char ajp_digit_pairs[201] =
+        "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+        "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+        "8081828384858687888990919293949596979899";
+
+    /* Exactly 8 decimal digits of v < 10**8 (leading zeros kept) at p. */
+    static inline void ajp_8_digits(uint32_t v, char *p) {
+        uint32_t hi = v / 10000, lo = v - hi * 10000;
+        memcpy(p, ajp_digit_pairs + 2 * (hi / 100), 2);
+        memcpy(p + 2, ajp_digit_pairs + 2 * (hi % 100), 2);
+        memcpy(p + 4, ajp_digit_pairs + 2 * (lo / 100), 2);
+        memcpy(p + 6, ajp_digit_pairs + 2 * (lo % 100), 2);
+    }
+
+    /* Decimal digits of v, ending just before `end`; returns the digit count.
+       Eight digits at a time in 32-bit arithmetic, then pairs. */
+    static inline int ajp_u64_digits(uint64_t v, char *end) {
+        char *p = end;
+        uint32_t v32;
+        while (v >= 100000000u) {
+            uint64_t q = v / 100000000u;
+            p -= 8;
+            ajp_8_digits((uint32_t)(v - q * 100000000u), p);
+            v = q;
+        }
+        v32 = (uint32_t)v;
+        while (v32 >= 100) {
+            uint32_t q = v32 / 100;
+            p -= 2;
+            memcpy(p, ajp_digit_pairs + 2 * (v32 - q * 100), 2);
+            v32 = q;
+        }
+        if (v32 >= 10) { p -= 2; memcpy(p, ajp_digit_pairs + 2 * v32, 2); }
+        else { *--p = (char)('0' + v32); }
+        return (int)(end - p);
+    }
+
+    /* Fixed-size copies compile to a few moves where a variable memcpy is a call; the
+       bytes past the real length land in slack the callers reserve and are never counted. */
+    #define AJP_COPY24(dst, src) memcpy((dst), (src), 24)
+
+    /* Decimal text of v into out (needs 25 bytes of room); returns the length. */
+    static inline int ajp_format_i64(long long v, char *out) {
+        char digits[48];
+        int o = 0, k;
+        unsigned long long u = (unsigned long long)v;
+        if (v < 0) { out[o++] = '-'; u = 0 - u; }
+        k = ajp_u64_digits(u, digits + 24);
+        AJP_COPY24(out + o, digits + 24 - k);
+        return o + k;
+    }
+
+    /* ECMAScript Number::toString (ECMA-262 7.1.12.1) of a finite double into out
+       (needs 48 bytes of room); returns the length.  Integral values below 2**53 skip
+       the digit search. */
+    static int ajp_format_double(double x, char *out) {
+        char digits[48];   /* digits end at digits + 24; 24-byte copies may read to the end */
+        char *p;
+        uint64_t d;
+        int o = 0, k, n, e, i;
+        if (x == 0.0) { out[0] = '0'; return 1; }
+        if (x < 0) { out[o++] = '-'; x = -x; }
+        if (x <= 9007199254740991.0 && x == (double)(uint64_t)x) {
+            k = ajp_u64_digits((uint64_t)x, digits + 24);
+            AJP_COPY24(out + o, digits + 24 - k);
+            return o + k;
+        }
+        n = ajp_shortest(x, &d);
+        k = ajp_u64_digits(d, digits + 24);
+        p = digits + 24 - k;
+        n += k;   /* position of the decimal point relative to the first digit */
+        if (k <= n && n <= 21) {
+            AJP_COPY24(out + o, p); o += k;
+            for (i = k; i < n; i++) out[o++] = '0';
+        } else if (0 < n && n <= 21) {
+            AJP_COPY24(out + o, p); o += n;
+            out[o++] = '.';
+            AJP_COPY24(out + o, p + n); o += k - n;
+        } else if (-6 < n && n <= 0) {
+            out[o++] = '0'; out[o++] = '.';
+            for (i = 0; i < -n; i++) out[o++] = '0';
+            AJP_COPY24(out + o, p); o += k;
+        } else {
+            e = n - 1;
+            out[o++] = p[0];
+            if (k > 1) { out[o++] = '.'; AJP_COPY24(out + o, p + 1); o += k - 1; }
+            out[o++] = 'e';
+            out[o++] = e >= 0 ? '+' : '-';
+            if (e < 0) e = -e;
+            if (e >= 100) out[o++] = (char)('0' + e / 100);
+            if (e >= 10) out[o++] = (char)('0' + e / 10 % 10);
+            out[o++] = (char)('0' + e % 10);
+        }
+        return o;
+    }
+
+    /* 8 Latin-1 bytes at a time: does the word hold a byte that cannot be copied as is
+       (< 0x20, '"', '\\' need escaping; >= 0x80 needs two UTF-8 bytes)?  With no high
+       byte the three tests below are exact; any high byte answers yes by itself. */
+    static inline int ajp_word_needs_escape(uint64_t w) {
+        const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+        uint64_t ctrl = (w - ones * 0x20) & ~w & highs;
+        uint64_t q = w ^ (ones * '"');
+        uint64_t b = w ^ (ones * '\\\\');
+        return ((w & highs) | ctrl | ((q - ones) & ~q & highs) | ((b - ones) & ~b & highs)) != 0;
+    }
+
+    /* Copies the leading bytes of Latin-1 text p[0..n) that are plain ASCII needing no
+       escaping (RFC 8785 §3.2.2.2: not < 0x20, '"' or '\\') to dst and returns how many.
+       dst has room for n + 16 bytes: whole words are stored before they are checked. */
+    #if defined(__SSE2__)
+    #include <emmintrin.h>
+    #endif
+    static unsigned char ajp_escaped_byte[256];   /* 1 for < 0x20, '"', '\\\\', >= 0x80 */
+
+    static void ajp_init_escaped_bytes(void) {
+        int c;
+        for (c = 0; c < 256; c++) ajp_escaped_byte[c] = c < 0x20 || c == '"' || c == '\\\\' || c >= 0x80;
+    }
+
+    static inline Py_ssize_t ajp_copy_clean_ascii(char *dst, const unsigned char *p, Py_ssize_t n) {
+        Py_ssize_t i = 0;
+    #if defined(__SSE2__)
+        const __m128i space = _mm_set1_epi8(0x20), quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\\\');
+        while (i + 16 <= n) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(p + i));
+            /* Signed compare: bytes >= 0x80 are negative, so they stop the copy too. */
+            __m128i bad = _mm_or_si128(_mm_cmplt_epi8(v, space),
+                                       _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)));
+            int mask = _mm_movemask_epi8(bad);
+            _mm_storeu_si128((__m128i *)(dst + i), v);
+            if (mask) {
+    #if defined(__GNUC__) || defined(__clang__)
+                return i + __builtin_ctz((unsigned)mask);
+    #else
+                break;
+    #endif
+            }
+            i += 16;
+        }
+    #endif
+        while (i + 8 <= n) {
+            uint64_t w;
+            memcpy(&w, p + i, 8);
+            if (ajp_word_needs_escape(w)) break;
+            memcpy(dst + i, &w, 8);
+            i += 8;
+        }
+        /* The short rest as one word that ends at n, overlapping bytes already copied
+           (they are clean, so a hit is in the rest); falls through to bytes on a hit. */
+        if (i < n && n - i < 8) {
+            uint64_t w;
+            uint32_t a, b;
+            if (n >= 8) {
+                memcpy(&w, p + n - 8, 8);
+                if (!ajp_word_needs_escape(w)) { memcpy(dst + n - 8, &w, 8); return n; }
+            } else if (n >= 4) {
+                memcpy(&a, p, 4);
+                memcpy(&b, p + n - 4, 4);
+                if (!ajp_word_needs_escape((uint64_t)a | ((uint64_t)b << 32))) {
+                    memcpy(dst, &a, 4);
+                    memcpy(dst + n - 4, &b, 4);
+                    return n;
+                }
+            }
+        }
+        while (i < n) {
+            unsigned char c = p[i];
+            if (ajp_escaped_byte[c]) return i;
+            dst[i] = (char)c;
+            i++;
+        }
+        return i;
+    }
+
+    /* The first 8 bytes of a Latin-1 name, zero-padded, as a big-endian number: comparing
+       two of these orders the names as memcmp would (NUL pads sort first, and equal
+       prefixes fall through to the full comparison). */
+    static inline uint64_t ajp_name_prefix(const void *data, Py_ssize_t n) {
+        const unsigned char *p = (const unsigned char *)data;
+        uint64_t r = 0;
+        Py_ssize_t i;
+        if (n >= 8) {
+            memcpy(&r, p, 8);
+    #if defined(__GNUC__) || defined(__clang__)
+            return __builtin_bswap64(r);
+    #else
+            r = 0;
+            n = 8;
+    #endif
+        }
+        if (n == 0) return 0;
+        /* Short names are assembled in registers (a partial store reloaded as one word
+           stalls on store forwarding): two overlapping 4-byte loads, or single bytes. */
+        if (n >= 4) {
+            uint32_t hi, lo;
+            memcpy(&hi, p, 4);
+            memcpy(&lo, p + n - 4, 4);
+    #if defined(__GNUC__) || defined(__clang__)
+            hi = __builtin_bswap32(hi);
+            lo = __builtin_bswap32(lo);
+            return ((uint64_t)hi << 32) | ((uint64_t)lo << (8 * (8 - n)));
+    #endif
+        }
+        for (i = 0; i < n; i++) r = (r << 8) | p[i];
+        return r << (8 * (8 - n));
+    }
+
+    #if defined(__GNUC__) || defined(__clang__)
+    #define ajp_prefetch(p) __builtin_prefetch((const void *)(p))
+    #else
+    #define ajp_prefetch(p) ((void)(p))
+    #endif
+
+    /* RFC 8785 §3.2.3: compare member names by UTF-16 code units (PEP 393 data). */
+    static inline uint32_t ajp_read(int kind, const void *data, Py_ssize_t i) {
+        return kind == 1 ? ((const uint8_t *)data)[i] : kind == 2 ? ((const uint16_t *)data)[i] : ((const uint32_t *)data)[i];
+    }
+
+    static int ajp_compare_names(int ka, const void *a, Py_ssize_t na, int kb, const void *b, Py_ssize_t nb) {
+        Py_ssize_t i = 0, j = 0;
+        uint32_t pa = 0, pb = 0;   /* pending low surrogate of an astral code point */
+        if (ka == 1 && kb == 1) {
+            int c = memcmp(a, b, (size_t)(na < nb ? na : nb));
+            if (c) return c;
+            return na < nb ? -1 : na > nb;
+        }
+        if (ka != 4 && kb != 4) {
+            /* Below U+10000 a code point is its one UTF-16 unit. */
+            Py_ssize_t m = na < nb ? na : nb;
+            for (i = 0; i < m; i++) {
+                uint32_t ca = ajp_read(ka, a, i), cb = ajp_read(kb, b, i);
+                if (ca != cb) return ca < cb ? -1 : 1;
+            }
+            return na < nb ? -1 : na > nb;
+        }
+        for (;;) {
+            uint32_t ua, ub;
+            int a_done = pa == 0 && i >= na, b_done = pb == 0 && j >= nb;
+            if (a_done || b_done) return a_done && b_done ? 0 : a_done ? -1 : 1;
+            if (pa) { ua = pa; pa = 0; }
+            else {
+                ua = ajp_read(ka, a, i++);
+                if (ua >= 0x10000) { pa = 0xDC00 + ((ua - 0x10000) & 0x3FF); ua = 0xD800 + ((ua - 0x10000) >> 10); }
+            }
+            if (pb) { ub = pb; pb = 0; }
+            else {
+                ub = ajp_read(kb, b, j++);
+                if (ub >= 0x10000) { pb = 0xDC00 + ((ub - 0x10000) & 0x3FF); ub = 0xD800 + ((ub - 0x10000) >> 10); }
+            }
+            if (ua != ub) return ua < ub ? -1 : 1;
+        }
+    }
+    """
+    void ajp_set_pow5(int inv, int i, unsigned long long lo, unsigned long long hi)
+    int ajp_format_double(double x, char* out) nogil
+    int ajp_format_i64(long long v, char* out) nogil
+    bint ajp_word_needs_escape(unsigned long long w) nogil
+    int ajp_compare_names(int ka, const void* a, Py_ssize_t na, int kb, const void* b, Py_ssize_t nb) nogil
+    unsigned long long ajp_name_prefix(const void* data, Py_ssize_t n) nogil
+    void ajp_prefetch(const void* p) nogil
+    Py_ssize_t ajp_copy_clean_ascii(char* dst, const unsigned char* p, Py_ssize_t n) nogil
+    void ajp_init_escaped_bytes()
+    int _name_kind "PyUnicode_KIND" (PyObject* o) nogil
+    void* _name_data "PyUnicode_DATA" (PyObject* o) nogil
+    Py_ssize_t _name_length "PyUnicode_GET_LENGTH" (PyObject* o) nogil
+
+
+cdef void _init_pow5_tables():
+    cdef int i
+    cdef object p, v
+    cdef unsigned long long mask = 0xFFFFFFFFFFFFFFFF
+    for i in range(342):
+        p = (<object>5) ** i
+        v = (1 << (p.bit_length() - 1 + 125)) // p + 1
+        ajp_set_pow5(1, i, v & mask, v >> 64)
+    for i in range(326):
+        p = (<object>5) ** i
+        v = p >> (p.bit_length() - 125) if p.bit_length() >= 125 else p << (125 - p.bit_length())
+        ajp_set_pow5(0, i, v & mask, v >> 64)
+
+
+_init_pow5_tables()
+ajp_init_escaped_bytes()
+
+
 # Per byte < 0x80: 0 = copy as is, 1 = short escape, 2 = \u00xx escape (ECMA-262 QuoteJSONString).
 cdef unsigned char _ESC[128]
 cdef char _SHORT[128]
@@ -85,453 +562,589 @@ cdef void _init_tables():
 _init_tables()
 
 
+cdef enum:
+    _SCRATCH = 4096       # unbounded mode starts in this stack buffer: no allocation for small documents
+    _INLINE_MEMBERS = 48  # members of the open objects, on the stack until they outgrow it
+    _STR_BLOCK = 64       # non-ASCII text is encoded in blocks of this many code points
+
+
 cdef struct Step:
-    PyObject* key      # borrowed: kept alive by the frame's key list; NULL for an index
+    PyObject* key      # borrowed from the member stack; NULL for an array index
     Py_ssize_t index
 
 
-cdef class _Writer:
-    """Output buffer: one bytes object filled in place.
+cdef struct Member:
+    PyObject* key      # strong references: a ``write`` callback may mutate the dict
+    PyObject* value
+    unsigned long long prefix  # ajp_name_prefix of a Latin-1 name, else 0
 
-    Unbounded (``chunk == 0``): grows by doubling and is shrunk to size at the end.
-    Streaming: holds at most ``chunk`` bytes; a full buffer is handed to ``write``
-    as is and a fresh one started, so no copy of the output is ever made.
-    """
 
-    cdef PyObject* buf
-    cdef char* data
-    cdef Py_ssize_t length
-    cdef Py_ssize_t cap
-    cdef Py_ssize_t chunk
-    cdef Py_ssize_t total
-    cdef object write
-    cdef Step steps[_MAX_DEPTH + 1]
-    cdef int depth
+cdef struct Writer:
+    char* data          # scratch, or the payload of buf
+    Py_ssize_t length
+    Py_ssize_t cap
+    PyObject* buf       # owned bytes object; NULL while data is scratch
+    Py_ssize_t chunk    # 0: unbounded (canonicalize); else flush every chunk bytes
+    Py_ssize_t total
+    PyObject* write     # borrowed
+    int depth
+    Member* members     # a stack: each open object owns members[base:base + n]
+    Py_ssize_t mtop
+    Py_ssize_t mcap
+    Step steps[_MAX_DEPTH + 1]
+    Member inline_members[_INLINE_MEMBERS]
+    char scratch[_SCRATCH]
 
-    def __cinit__(self):
-        self.buf = NULL
-        self.data = NULL
-        self.length = 0
-        self.depth = 0
-        self.total = 0
 
-    def __dealloc__(self):
-        Py_XDECREF(self.buf)
+cdef void _w_init(Writer* w, Py_ssize_t chunk, object write):
+    w.data = w.scratch
+    w.length = 0
+    w.cap = _SCRATCH
+    w.buf = NULL
+    w.chunk = chunk
+    w.total = 0
+    w.write = <PyObject*>write
+    w.depth = 0
+    w.members = w.inline_members
+    w.mtop = 0
+    w.mcap = _INLINE_MEMBERS
 
-    cdef int start(self, Py_ssize_t cap, Py_ssize_t chunk, object write) except -1:
-        self.buf = PyBytes_FromStringAndSize_raw(NULL, cap)
-        self.data = PyBytes_AS_STRING(<object>self.buf)
-        self.cap = cap
-        self.chunk = chunk
-        self.write = write
+
+cdef void _w_release(Writer* w):
+    """Drop everything the writer still owns (after success or an exception)."""
+    cdef Py_ssize_t i
+    for i in range(w.mtop):
+        Py_DECREF(<object>w.members[i].key)
+        Py_DECREF(<object>w.members[i].value)
+    w.mtop = 0
+    if w.members != w.inline_members:
+        PyMem_Free(w.members)
+        w.members = w.inline_members
+    Py_XDECREF(w.buf)
+    w.buf = NULL
+
+
+cdef int _w_start_stream(Writer* w) except -1:
+    w.buf = PyBytes_FromStringAndSize_raw(NULL, w.chunk)
+    w.data = PyBytes_AS_STRING(<object>w.buf)
+    w.cap = w.chunk
+    return 0
+
+
+cdef int _w_flush(Writer* w, bint more) except -1:
+    """Streaming: hand the filled bytes object over and, if ``more``, start a new one."""
+    cdef PyObject* full
+    if w.length == 0:
         return 0
+    if w.length != w.cap:
+        _PyBytes_Resize(&w.buf, w.length)
+    full = w.buf
+    w.buf = NULL
+    w.data = NULL
+    w.total += w.length
+    w.length = 0
+    try:
+        (<object>w.write)(<object>full)
+    finally:
+        Py_XDECREF(full)
+    if more:
+        _w_start_stream(w)
+    return 0
 
-    cdef int flush(self, bint more=True) except -1:
-        """Streaming: hand the filled bytes object over and, if ``more``, start a new one."""
-        cdef PyObject* full
-        if self.length == 0:
-            return 0
-        if self.length != self.cap:
-            _PyBytes_Resize(&self.buf, self.length)
-        full = self.buf
-        self.buf = NULL
-        self.data = NULL
-        self.total += self.length
-        self.length = 0
-        try:
-            self.write(<object>full)
-        finally:
-            Py_XDECREF(full)
-        if not more:
-            return 0
-        self.buf = PyBytes_FromStringAndSize_raw(NULL, self.chunk)
-        self.data = PyBytes_AS_STRING(<object>self.buf)
-        self.cap = self.chunk
+
+cdef int _w_grow(Writer* w, Py_ssize_t need) except -1:
+    """Unbounded: room for ``need`` more bytes (leave the stack scratch for a bytes object)."""
+    cdef Py_ssize_t cap = w.cap
+    while cap - w.length < need:
+        cap = cap * 2
+    if w.buf == NULL:
+        w.buf = PyBytes_FromStringAndSize_raw(NULL, cap)
+        memcpy(PyBytes_AS_STRING(<object>w.buf), w.scratch, w.length)
+    else:
+        _PyBytes_Resize(&w.buf, cap)
+    w.data = PyBytes_AS_STRING(<object>w.buf)
+    w.cap = cap
+    return 0
+
+
+cdef int _w_put_slow(Writer* w, const char* src, Py_ssize_t n) except -1:
+    cdef Py_ssize_t room
+    if w.chunk == 0:
+        _w_grow(w, n)
+        memcpy(w.data + w.length, src, n)
+        w.length += n
         return 0
+    while n > 0:
+        room = w.cap - w.length
+        if room == 0:
+            _w_flush(w, True)
+            room = w.cap
+        if room > n:
+            room = n
+        memcpy(w.data + w.length, src, room)
+        w.length += room
+        src += room
+        n -= room
+    return 0
 
-    cdef int grow(self, Py_ssize_t need) except -1:
-        cdef Py_ssize_t cap = self.cap
-        while cap - self.length < need:
-            cap = cap * 2
-        _PyBytes_Resize(&self.buf, cap)
-        self.data = PyBytes_AS_STRING(<object>self.buf)
-        self.cap = cap
+
+cdef inline int _w_put(Writer* w, const char* src, Py_ssize_t n) except -1:
+    if w.cap - w.length >= n:
+        memcpy(w.data + w.length, src, n)
+        w.length += n
         return 0
+    return _w_put_slow(w, src, n)
 
-    cdef inline int put(self, const char* src, Py_ssize_t n) except -1:
-        cdef Py_ssize_t room
-        if self.cap - self.length >= n:
-            memcpy(self.data + self.length, src, n)
-            self.length += n
-            return 0
-        if self.chunk == 0:
-            self.grow(n)
-            memcpy(self.data + self.length, src, n)
-            self.length += n
-            return 0
-        while n > 0:
-            room = self.cap - self.length
-            if room == 0:
-                self.flush()
-                room = self.cap
-            if room > n:
-                room = n
-            memcpy(self.data + self.length, src, room)
-            self.length += room
-            src += room
-            n -= room
+
+cdef inline int _w_put_char(Writer* w, char c) except -1:
+    if w.length < w.cap:
+        w.data[w.length] = c
+        w.length += 1
         return 0
+    return _w_put_slow(w, &c, 1)
 
-    cdef inline int put_char(self, char c) except -1:
-        if self.length < self.cap:
-            self.data[self.length] = c
-            self.length += 1
-            return 0
-        return self.put(&c, 1)
 
-    cdef object finish(self):
-        """Unbounded mode: the output as bytes."""
-        cdef object result
-        _PyBytes_Resize(&self.buf, self.length)
-        result = <object>self.buf
-        Py_XDECREF(self.buf)
-        self.buf = NULL
-        return result
+cdef object _w_finish(Writer* w):
+    """Unbounded mode: the output as bytes (the writer keeps nothing)."""
+    cdef object result
+    if w.buf == NULL:
+        return PyBytes_FromStringAndSize(w.scratch, w.length)
+    _PyBytes_Resize(&w.buf, w.length)
+    result = <object>w.buf
+    Py_XDECREF(w.buf)
+    w.buf = NULL
+    return result
 
-    cdef str path(self):
-        steps = []
-        cdef int i
-        for i in range(self.depth):
-            if self.steps[i].key == NULL:
-                steps.append(self.steps[i].index)
-            else:
-                steps.append(<object>self.steps[i].key)
-        return format_path(steps)
 
-    cdef int fail(self, str reason) except -1:
-        raise EncodeError(reason, self.path())
-
-    # -- strings -----------------------------------------------------------
-
-    cdef int put_str(self, object s) except -1:
-        cdef Py_ssize_t n = PyUnicode_GET_LENGTH(s)
-        cdef int kind = PyUnicode_KIND(s)
-        cdef void* raw = PyUnicode_DATA(s)
-        cdef const unsigned char* p1
-        cdef const unsigned short* p2
-        cdef const unsigned int* p4
-        cdef Py_ssize_t i, run
-        cdef unsigned int c
-        self.put_char(b'"')
-        if kind == PyUnicode_1BYTE_KIND:
-            p1 = <const unsigned char*>raw
-            run = 0
-            i = 0
-            while i < n:
-                c = p1[i]
-                if c < 0x80 and _ESC[c] == 0:
-                    i += 1
-                    continue
-                if i > run:
-                    self.put(<const char*>p1 + run, i - run)
-                self.put_code(c)
-                i += 1
-                run = i
-            if n > run:
-                self.put(<const char*>p1 + run, n - run)
-        elif kind == PyUnicode_2BYTE_KIND:
-            p2 = <const unsigned short*>raw
-            for i in range(n):
-                c = p2[i]
-                if c < 0x80 and _ESC[c] == 0:
-                    self.put_char(<char>c)
-                else:
-                    self.put_code(c)
+cdef str _w_path(Writer* w):
+    steps = []
+    cdef int i
+    for i in range(w.depth):
+        if w.steps[i].key == NULL:
+            steps.append(w.steps[i].index)
         else:
-            p4 = <const unsigned int*>raw
-            for i in range(n):
-                c = p4[i]
-                if c < 0x80 and _ESC[c] == 0:
-                    self.put_char(<char>c)
-                else:
-                    self.put_code(c)
-        self.put_char(b'"')
-        return 0
+            steps.append(<object>w.steps[i].key)
+    return format_path(steps)
 
-    cdef int put_code(self, unsigned int c) except -1:
-        """One code point that is not a plain ASCII character: escape or UTF-8."""
-        cdef char tmp[6]
-        if c < 0x80:
-            if _ESC[c] == 1:
-                tmp[0] = b'\\'
-                tmp[1] = _SHORT[c]
-                return self.put(tmp, 2)
-            tmp[0] = b'\\'
-            tmp[1] = b'u'
-            tmp[2] = b'0'
-            tmp[3] = b'0'
-            tmp[4] = _HEX[c >> 4]
-            tmp[5] = _HEX[c & 15]
-            return self.put(tmp, 6)
-        if c < 0x800:
-            tmp[0] = <char>(0xC0 | (c >> 6))
-            tmp[1] = <char>(0x80 | (c & 0x3F))
-            return self.put(tmp, 2)
-        if c < 0x10000:
-            if 0xD800 <= c <= 0xDFFF:
-                self.fail("String contains a lone surrogate")
-            tmp[0] = <char>(0xE0 | (c >> 12))
-            tmp[1] = <char>(0x80 | ((c >> 6) & 0x3F))
-            tmp[2] = <char>(0x80 | (c & 0x3F))
-            return self.put(tmp, 3)
-        tmp[0] = <char>(0xF0 | (c >> 18))
-        tmp[1] = <char>(0x80 | ((c >> 12) & 0x3F))
-        tmp[2] = <char>(0x80 | ((c >> 6) & 0x3F))
-        tmp[3] = <char>(0x80 | (c & 0x3F))
-        return self.put(tmp, 4)
 
-    # -- numbers -----------------------------------------------------------
+cdef int _w_fail(Writer* w, str reason) except -1:
+    raise EncodeError(reason, _w_path(w))
 
-    cdef int put_ll(self, long long v) except -1:
-        cdef char tmp[24]
-        cdef int pos = 24
-        cdef unsigned long long u
-        cdef bint neg = v < 0
-        u = <unsigned long long>(-v) if neg else <unsigned long long>v
-        while True:
-            pos -= 1
-            tmp[pos] = <char>(48 + u % 10)
-            u //= 10
-            if u == 0:
+
+# -- strings -----------------------------------------------------------
+
+cdef inline Py_ssize_t _escape_code(unsigned int c, char* out):
+    """One code point that is not a plain ASCII character: its escape or UTF-8 (no surrogates here)."""
+    if c < 0x80:
+        out[0] = b'\\'
+        if _ESC[c] == 1:
+            out[1] = _SHORT[c]
+            return 2
+        out[1] = b'u'
+        out[2] = b'0'
+        out[3] = b'0'
+        out[4] = _HEX[c >> 4]
+        out[5] = _HEX[c & 15]
+        return 6
+    if c < 0x800:
+        out[0] = <char>(0xC0 | (c >> 6))
+        out[1] = <char>(0x80 | (c & 0x3F))
+        return 2
+    if c < 0x10000:
+        out[0] = <char>(0xE0 | (c >> 12))
+        out[1] = <char>(0x80 | ((c >> 6) & 0x3F))
+        out[2] = <char>(0x80 | (c & 0x3F))
+        return 3
+    out[0] = <char>(0xF0 | (c >> 18))
+    out[1] = <char>(0x80 | ((c >> 12) & 0x3F))
+    out[2] = <char>(0x80 | ((c >> 6) & 0x3F))
+    out[3] = <char>(0x80 | (c & 0x3F))
+    return 4
+
+
+cdef int _put_ascii_text(Writer* w, const unsigned char* p, Py_ssize_t n) except -1:
+    """ASCII (or the ASCII runs of Latin-1) text: copy runs, escape the few bytes that need it."""
+    cdef Py_ssize_t i = 0, run = 0
+    cdef unsigned long long word
+    cdef unsigned int c
+    cdef char tmp[6]
+    while i < n:
+        while i + 8 <= n:
+            memcpy(&word, p + i, 8)
+            if ajp_word_needs_escape(word):
                 break
-        if neg:
-            pos -= 1
-            tmp[pos] = b'-'
-        return self.put(tmp + pos, 24 - pos)
-
-    cdef int put_double(self, double x) except -1:
-        """ECMAScript Number::toString of a finite double (RFC 8785 §3.2.2.3).
-
-        PyOS_double_to_string 'r' gives the shortest round-trip digits, which
-        are ECMAScript's digits; only the layout is redone (ECMA-262 7.1.12.1).
-        """
-        cdef char* r
-        cdef char digits[32]
-        cdef char out[40]
-        cdef int k = 0, n = 0, exp10 = 0, int_len = 0, e, i, o = 0, lead
-        cdef bint seen_point = False, neg = False
-        cdef const char* p
-        if x == 0.0:
-            return self.put_char(b'0')
-        if -9007199254740991.0 <= x <= 9007199254740991.0 and x == <double>(<long long>x):
-            return self.put_ll(<long long>x)
-        r = PyOS_double_to_string(x, b'r', 0, 0, NULL)
-        try:
-            p = r
-            if p[0] == b'-':
-                neg = True
-                p += 1
-            while p[0] != 0 and p[0] != b'e':
-                if p[0] == b'.':
-                    seen_point = True
-                else:
-                    digits[k] = p[0]
-                    k += 1
-                    if not seen_point:
-                        int_len += 1
-                p += 1
-            if p[0] == b'e':
-                exp10 = atoi(p + 1)
-        finally:
-            PyMem_Free(r)
-        n = int_len + exp10
-        # strip leading zeros (0.00123) and trailing zeros (1200 / 1.50)
-        lead = 0
-        while lead < k - 1 and digits[lead] == b'0':
-            lead += 1
-        n -= lead
-        while k > lead + 1 and digits[k - 1] == b'0':
-            k -= 1
-        p = digits + lead
-        k -= lead
-        if neg:
-            out[o] = b'-'
-            o += 1
-        if k <= n <= 21:
-            memcpy(out + o, p, k)
-            o += k
-            for i in range(n - k):
-                out[o] = b'0'
-                o += 1
-        elif 0 < n <= 21:
-            memcpy(out + o, p, n)
-            o += n
-            out[o] = b'.'
-            o += 1
-            memcpy(out + o, p + n, k - n)
-            o += k - n
-        elif -6 < n <= 0:
-            out[o] = b'0'
-            out[o + 1] = b'.'
-            o += 2
-            for i in range(-n):
-                out[o] = b'0'
-                o += 1
-            memcpy(out + o, p, k)
-            o += k
-        else:
-            e = n - 1
-            out[o] = p[0]
-            o += 1
-            if k > 1:
-                out[o] = b'.'
-                o += 1
-                memcpy(out + o, p + 1, k - 1)
-                o += k - 1
-            out[o] = b'e'
-            out[o + 1] = b'+' if e >= 0 else b'-'
-            o += 2
-            self.put(out, o)
-            return self.put_ll(e if e >= 0 else -e)
-        return self.put(out, o)
-
-    cdef int put_int(self, object v) except -1:
-        cdef int overflow = 0
-        cdef long long n = PyLong_AsLongLongAndOverflow(v, &overflow)
-        cdef bytes text
-        if overflow == 0 and -_MAX_SAFE_INT <= n <= _MAX_SAFE_INT:
-            return self.put_ll(n)
-        text = _py_format_int(int(v), self.path).encode('ascii')
-        return self.put(PyBytes_AS_STRING(text), len(text))
-
-    # -- values ------------------------------------------------------------
-
-    cdef int put_value(self, object v) except -1:
-        cdef double x
-        if PyUnicode_CheckExact(v):
-            return self.put_str(v)
-        if PyLong_CheckExact(v):
-            return self.put_int(v)
-        if PyFloat_CheckExact(v):
-            x = PyFloat_AS_DOUBLE(v)
-            if not isfinite(x):
-                self.fail(f"Non-finite float `{float.__repr__(v)}` has no JSON form")
-            return self.put_double(x)
-        if PyDict_Check(v):
-            return self.put_dict(v)
-        if PyList_Check(v) or PyTuple_Check(v):
-            return self.put_array(v)
-        if v is None:
-            return self.put(b"null", 4)
-        if v is True:
-            return self.put(b"true", 4)
-        if v is False:
-            return self.put(b"false", 5)
-        if PyUnicode_Check(v):
-            return self.put_str(v)
-        if PyLong_Check(v):
-            return self.put_int(v)
-        if PyFloat_Check(v):
-            x = PyFloat_AS_DOUBLE(v)
-            if not isfinite(x):
-                self.fail(f"Non-finite float `{float.__repr__(float(v))}` has no JSON form")
-            return self.put_double(x)
-        self.fail(f"Unsupported type `{type(v).__qualname__}`")
-
-    cdef int put_dict(self, object d) except -1:
-        cdef list keys
-        cdef Py_ssize_t i, n
-        cdef bint ascii_only = True
-        cdef PyObject* item
-        cdef object k, val
-        if self.depth >= _MAX_DEPTH:
-            self.fail(f"Nesting deeper than {_MAX_DEPTH}")
-        n = PyDict_GET_SIZE(d)
-        if n == 0:
-            return self.put(b"{}", 2)
-        keys = PyDict_Keys(d)
-        n = PyList_GET_SIZE(keys)
-        for i in range(n):
-            k = <object>PyList_GET_ITEM(keys, i)
-            if not PyUnicode_Check(k):
-                self.fail(f"Object key must be `str`, got `{type(k).__qualname__}`")
-            if not PyUnicode_IS_ASCII(k):
-                ascii_only = False
-        if n > 1:
-            if ascii_only:
-                keys.sort()
-            else:
-                # RFC 8785 §3.2.3: member names sort by their UTF-16 code units.
-                keys.sort(key=_utf16_key)
-        self.put_char(b'{')
-        self.depth += 1
-        for i in range(n):
-            k = <object>PyList_GET_ITEM(keys, i)
-            self.steps[self.depth - 1].key = <PyObject*>k
-            if i:
-                self.put_char(b',')
-            self.put_str(k)
-            self.put_char(b':')
-            item = PyDict_GetItemWithError(d, k)
-            if item == NULL:
-                self.fail("Object changed while it was being encoded")
-            val = <object>item  # a strong reference: `write` may mutate the dict
-            self.put_value(val)
-        self.depth -= 1
-        return self.put_char(b'}')
-
-    cdef int put_array(self, object a) except -1:
-        cdef Py_ssize_t i
-        cdef bint is_list = PyList_Check(a)
-        cdef object item
-        if self.depth >= _MAX_DEPTH:
-            self.fail(f"Nesting deeper than {_MAX_DEPTH}")
-        if len(a) == 0:
-            return self.put(b"[]", 2)
-        self.put_char(b'[')
-        self.depth += 1
-        self.steps[self.depth - 1].key = NULL
-        i = 0
-        while True:
-            # Re-read the size each time: a streaming write callback may mutate the list.
-            if is_list:
-                if i >= PyList_GET_SIZE(a):
-                    break
-                item = <object>PyList_GET_ITEM(a, i)
-            else:
-                if i >= PyTuple_GET_SIZE(a):
-                    break
-                item = <object>PyTuple_GET_ITEM(a, i)
-            self.steps[self.depth - 1].index = i
-            if i:
-                self.put_char(b',')
-            self.put_value(item)
+            i += 8
+        if i >= n:
+            break
+        c = p[i]
+        if c < 0x80 and _ESC[c] == 0:
             i += 1
-        self.depth -= 1
-        return self.put_char(b']')
+            continue
+        if i > run:
+            _w_put(w, <const char*>p + run, i - run)
+        _w_put(w, tmp, _escape_code(c, tmp))
+        i += 1
+        run = i
+    if n > run:
+        _w_put(w, <const char*>p + run, n - run)
+    return 0
 
 
-def _utf16_key(str key):
-    return key.encode("utf-16-be", "surrogatepass")
+cdef inline Py_ssize_t _put_ascii_in_place(Writer* w, const unsigned char* p, Py_ssize_t n) noexcept:
+    """The opening quote and as much of Latin-1 ``p`` as the buffer surely holds, in one pass.
+
+    The caller guarantees room for ``n + 18`` bytes; an escape or a two-byte UTF-8 character
+    is written only while the rest (at most 6 bytes for it, 1 per remaining byte, the
+    quote, 16 for a word store) fits.
+    Returns how many bytes of ``p`` were written.
+    """
+    cdef char* dst = w.data + w.length
+    cdef Py_ssize_t room = w.cap - w.length, o = 1, i = 0, run
+    dst[0] = b'"'
+    while True:
+        run = ajp_copy_clean_ascii(dst + o, p + i, n - i)
+        o += run
+        i += run
+        if i >= n or room - o < 6 + (n - i) + 17:
+            break
+        o += _escape_code(p[i], dst + o)
+        i += 1
+    w.length += o
+    return i
+
+
+cdef int _put_str(Writer* w, object s) except -1:
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(s)
+    cdef int kind = PyUnicode_KIND(s)
+    cdef void* raw = PyUnicode_DATA(s)
+    cdef Py_ssize_t i, end, o
+    cdef unsigned int c
+    cdef char block[_STR_BLOCK * 6]
+    if kind == PyUnicode_1BYTE_KIND and w.cap - w.length >= n + 18:
+        i = _put_ascii_in_place(w, <const unsigned char*>raw, n)
+        if i < n:
+            _put_ascii_text(w, <const unsigned char*>raw + i, n - i)
+        return _w_put_char(w, b'"')
+    _w_put_char(w, b'"')
+    if kind == PyUnicode_1BYTE_KIND:
+        _put_ascii_text(w, <const unsigned char*>raw, n)
+    else:
+        i = 0
+        while i < n:
+            end = i + _STR_BLOCK
+            if end > n:
+                end = n
+            o = 0
+            if kind == PyUnicode_2BYTE_KIND:
+                while i < end:
+                    c = (<const unsigned short*>raw)[i]
+                    i += 1
+                    if c < 0x80 and _ESC[c] == 0:
+                        block[o] = <char>c
+                        o += 1
+                    elif 0xD800 <= c <= 0xDFFF:
+                        _w_put(w, block, o)
+                        _w_fail(w, "String contains a lone surrogate")
+                    else:
+                        o += _escape_code(c, block + o)
+            else:
+                while i < end:
+                    c = (<const unsigned int*>raw)[i]
+                    i += 1
+                    if c < 0x80 and _ESC[c] == 0:
+                        block[o] = <char>c
+                        o += 1
+                    elif 0xD800 <= c <= 0xDFFF:
+                        _w_put(w, block, o)
+                        _w_fail(w, "String contains a lone surrogate")
+                    else:
+                        o += _escape_code(c, block + o)
+            _w_put(w, block, o)
+    return _w_put_char(w, b'"')
+
+
+# -- numbers -----------------------------------------------------------
+
+cdef inline int _put_ll(Writer* w, long long v) except -1:
+    cdef char out[32]
+    if w.cap - w.length >= 32:
+        w.length += ajp_format_i64(v, w.data + w.length)
+        return 0
+    return _w_put(w, out, ajp_format_i64(v, out))
+
+
+cdef int _put_double(Writer* w, double x) except -1:
+    """ECMAScript Number::toString of a finite double (RFC 8785 §3.2.2.3, ECMA-262 7.1.12.1)."""
+    cdef char out[64]
+    if w.cap - w.length >= 64:
+        w.length += ajp_format_double(x, w.data + w.length)
+        return 0
+    return _w_put(w, out, ajp_format_double(x, out))
+
+
+def _format_double(double x):
+    """The native twin of ``_core_py._format_double`` (exposed for tests)."""
+    cdef char out[64]
+    return out[:ajp_format_double(x, out)].decode("ascii")
+
+
+def _unlocated(): return "$"
+
+
+cdef int _put_int(Writer* w, object v) except -1:
+    cdef int overflow = 0
+    cdef long long n = PyLong_AsLongLongAndOverflow(v, &overflow)
+    cdef bytes text
+    if overflow == 0 and -_MAX_SAFE_INT <= n <= _MAX_SAFE_INT:
+        return _put_ll(w, n)
+    try:
+        text = _py_format_int(int.__index__(v), _unlocated).encode('ascii')
+    except EncodeError as exc:
+        _w_fail(w, exc.reason)
+    return _w_put(w, PyBytes_AS_STRING(text), len(text))
+
+
+# -- values ------------------------------------------------------------
+
+cdef int _put_value(Writer* w, object v) except -1:
+    cdef double x
+    if PyUnicode_CheckExact(v):
+        return _put_str(w, v)
+    if PyLong_CheckExact(v):
+        return _put_int(w, v)
+    if PyFloat_CheckExact(v):
+        x = PyFloat_AS_DOUBLE(v)
+        if not isfinite(x):
+            _w_fail(w, f"Non-finite float `{float.__repr__(v)}` has no JSON form")
+        return _put_double(w, x)
+    if PyDict_Check(v):
+        return _put_dict(w, v)
+    if PyList_Check(v) or PyTuple_Check(v):
+        return _put_array(w, v)
+    if v is None:
+        return _w_put(w, b"null", 4)
+    if v is True:
+        return _w_put(w, b"true", 4)
+    if v is False:
+        return _w_put(w, b"false", 5)
+    if PyUnicode_Check(v):
+        return _put_str(w, v)
+    if PyLong_Check(v):
+        return _put_int(w, v)
+    if PyFloat_Check(v):
+        x = PyFloat_AS_DOUBLE(v)
+        if not isfinite(x):
+            _w_fail(w, f"Non-finite float `{float.__repr__(v)}` has no JSON form")
+        return _put_double(w, x)
+    _w_fail(w, f"Unsupported type `{type(v).__qualname__}`")
+
+
+cdef inline int _compare_names(PyObject* a, PyObject* b) noexcept:
+    return ajp_compare_names(_name_kind(a), _name_data(a), _name_length(a), _name_kind(b), _name_data(b), _name_length(b))
+
+
+cdef inline bint _member_less(Member* a, Member* b, bint by_prefix) noexcept:
+    if by_prefix and a.prefix != b.prefix:
+        return a.prefix < b.prefix
+    return _compare_names(a.key, b.key) < 0
+
+
+cdef void _sort_members(Member* m, Py_ssize_t n, bint by_prefix) noexcept:
+    """RFC 8785 §3.2.3 order: insertion sort for the usual handful of members, else a merge sort."""
+    cdef Py_ssize_t i, j
+    cdef Member tmp
+    cdef Member* scratch
+    if n <= 24:
+        for i in range(1, n):
+            tmp = m[i]
+            j = i
+            while j > 0 and _member_less(&tmp, &m[j - 1], by_prefix):
+                m[j] = m[j - 1]
+                j -= 1
+            m[j] = tmp
+        return
+    scratch = <Member*>PyMem_Malloc(n * sizeof(Member))
+    if scratch == NULL:  # out of memory: fall back to the slow but allocation-free sort
+        for i in range(1, n):
+            tmp = m[i]
+            j = i
+            while j > 0 and _member_less(&tmp, &m[j - 1], by_prefix):
+                m[j] = m[j - 1]
+                j -= 1
+            m[j] = tmp
+        return
+    _merge_sort(m, scratch, n, by_prefix)
+    PyMem_Free(scratch)
+
+
+cdef void _merge_sort(Member* m, Member* scratch, Py_ssize_t n, bint by_prefix) noexcept:
+    cdef Py_ssize_t half, i, j, k
+    if n <= 24:
+        _sort_members(m, n, by_prefix)
+        return
+    half = n // 2
+    _merge_sort(m, scratch, half, by_prefix)
+    _merge_sort(m + half, scratch, n - half, by_prefix)
+    memcpy(scratch, m, half * sizeof(Member))
+    i = 0
+    j = half
+    k = 0
+    while i < half and j < n:
+        if _member_less(&m[j], &scratch[i], by_prefix):
+            m[k] = m[j]
+            j += 1
+        else:
+            m[k] = scratch[i]
+            i += 1
+        k += 1
+    while i < half:
+        m[k] = scratch[i]
+        i += 1
+        k += 1
+
+
+cdef int _push_members(Writer* w, object d, Py_ssize_t n, bint* exact, bint* latin1) except -1:
+    """Snapshot the members of ``d`` onto the member stack, refusing non-str keys (in insertion order)."""
+    cdef Py_ssize_t pos = 0, need = w.mtop + n, count, j
+    cdef PyObject* key
+    cdef PyObject* value
+    cdef Member* m
+    if need > w.mcap:
+        if w.members == w.inline_members:
+            m = <Member*>PyMem_Malloc(need * 2 * sizeof(Member))
+            if m != NULL:
+                memcpy(m, w.inline_members, w.mtop * sizeof(Member))
+        else:
+            m = <Member*>PyMem_Realloc(w.members, need * 2 * sizeof(Member))
+        if m == NULL:
+            raise MemoryError()
+        w.members = m
+        w.mcap = need * 2
+    exact[0] = True
+    latin1[0] = True
+    # First only collect the pointers and prefetch the values: their cache misses then
+    # overlap instead of stalling one by one.  Nothing runs between the two loops, so
+    # the borrowed pointers stay valid until the second loop takes references.
+    count = 0
+    while w.mtop + count < need and PyDict_Next(d, &pos, &key, &value):
+        m = &w.members[w.mtop + count]
+        m.key = key
+        m.value = value
+        ajp_prefetch(value)
+        count += 1
+    for j in range(count):
+        m = &w.members[w.mtop]
+        key = m.key
+        if not PyUnicode_CheckExact(<object>key):
+            if not PyUnicode_Check(<object>key):
+                _w_fail(w, f"Object key must be `str`, got `{type(<object>key).__qualname__}`")
+            exact[0] = False
+        Py_INCREF(<object>key)
+        Py_INCREF(<object>m.value)
+        if _name_kind(key) == PyUnicode_1BYTE_KIND:
+            m.prefix = ajp_name_prefix(_name_data(key), _name_length(key))
+        else:
+            m.prefix = 0
+            latin1[0] = False
+        w.mtop += 1
+    return 0
+
+
+cdef int _put_dict(Writer* w, object d) except -1:
+    cdef Py_ssize_t i, n, base
+    cdef bint exact, latin1
+    cdef Member* m
+    if w.depth >= _MAX_DEPTH:
+        _w_fail(w, f"Nesting deeper than {_MAX_DEPTH}")
+    n = PyDict_GET_SIZE(d)
+    if n == 0:
+        return _w_put(w, b"{}", 2)
+    base = w.mtop
+    _push_members(w, d, n, &exact, &latin1)
+    n = w.mtop - base
+    if n > 1:
+        # Latin-1 names sort as bytes, mostly by their first 8 (ajp_name_prefix); others by UTF-16 units.
+        _sort_members(w.members + base, n, latin1)
+        if not exact:
+            for i in range(1, n):
+                m = &w.members[base + i]
+                if _compare_names(m.key, (m - 1).key) == 0:
+                    _w_fail(w, f"Duplicate object key `{str.__str__(<object>m.key)}`")
+    _w_put_char(w, b'{')
+    w.depth += 1
+    for i in range(n):
+        # Index afresh each time: a nested object may have moved the member stack.
+        w.steps[w.depth - 1].key = w.members[base + i].key
+        if i:
+            _w_put_char(w, b',')
+        _put_str(w, <object>w.members[base + i].key)
+        _w_put_char(w, b':')
+        _put_value(w, <object>w.members[base + i].value)
+    w.depth -= 1
+    for i in range(base, w.mtop):
+        Py_DECREF(<object>w.members[i].key)
+        Py_DECREF(<object>w.members[i].value)
+    w.mtop = base
+    return _w_put_char(w, b'}')
+
+
+cdef int _put_array(Writer* w, object a) except -1:
+    cdef Py_ssize_t i
+    cdef bint is_list = PyList_Check(a)
+    cdef object item
+    if w.depth >= _MAX_DEPTH:
+        _w_fail(w, f"Nesting deeper than {_MAX_DEPTH}")
+    if (PyList_GET_SIZE(a) if is_list else PyTuple_GET_SIZE(a)) == 0:
+        return _w_put(w, b"[]", 2)
+    _w_put_char(w, b'[')
+    w.depth += 1
+    w.steps[w.depth - 1].key = NULL
+    i = 0
+    while True:
+        # Re-read the size each time: a streaming write callback may mutate the list.
+        if is_list:
+            if i >= PyList_GET_SIZE(a):
+                break
+            if i + 4 < PyList_GET_SIZE(a):
+                ajp_prefetch(PyList_GET_ITEM(a, i + 4))
+            item = <object>PyList_GET_ITEM(a, i)
+        else:
+            if i >= PyTuple_GET_SIZE(a):
+                break
+            item = <object>PyTuple_GET_ITEM(a, i)
+        w.steps[w.depth - 1].index = i
+        if i:
+            _w_put_char(w, b',')
+        _put_value(w, item)
+        i += 1
+    w.depth -= 1
+    return _w_put_char(w, b']')
 
 
 def canonicalize(value):
     """RFC 8785 canonical JSON of ``value`` as UTF-8 bytes (see ajpcore._core_py.canonicalize)."""
-    cdef _Writer w = _Writer()
-    w.start(256, 0, None)
-    w.put_value(value)
-    return w.finish()
+    cdef Writer w
+    _w_init(&w, 0, None)
+    try:
+        _put_value(&w, value)
+        return _w_finish(&w)
+    finally:
+        _w_release(&w)
 
 
 def canonicalize_into(value, write, *, chunk_size=65536):
     """Hand the canonical bytes of ``value`` to ``write`` in chunks of at most ``chunk_size``."""
     if type(chunk_size) is not int or chunk_size < 1:
         raise ValueError("chunk_size must be a positive int")
-    cdef _Writer w = _Writer()
-    w.start(chunk_size, chunk_size, write)
-    w.put_value(value)
-    w.flush(False)
-    return w.total
+    cdef Writer w
+    _w_init(&w, chunk_size, write)
+    try:
+        _w_start_stream(&w)
+        _put_value(&w, value)
+        _w_flush(&w, False)
+        return w.total
+    finally:
+        _w_release(&w)
 
 
 # ---------------------------------------------------------------------------

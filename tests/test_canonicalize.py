@@ -34,6 +34,13 @@ def test_es6_number_sample(impl):
     assert failures == []
 
 
+def test_es6_sample_starts_with_the_static_values():
+    static = [int(line, 16) for line in (JCS / "es6_static_u64.txt").read_text().split()]
+    lines = gzip.open(JCS / "es6numbers_100k.txt.gz", "rt", encoding="ascii").read().splitlines()
+    assert len(static) == 168
+    assert [int(line.split(",")[0], 16) for line in lines[:168]] == static
+
+
 @pytest.mark.parametrize(
     "value, expected",
     [
@@ -120,3 +127,41 @@ def test_canonicalize_into_chunks(impl, chunk_size):
 def test_canonicalize_into_rejects_bad_chunk_size(impl, chunk_size):
     with pytest.raises(ValueError):
         impl.canonicalize_into({}, lambda c: None, chunk_size=chunk_size)
+
+
+def _streaming_peak(impl, value, chunk_size):
+    """Bytes allocated at the peak of ``canonicalize_into`` beyond what existed before (tracemalloc)."""
+    import hashlib
+    import tracemalloc
+
+    digest = hashlib.sha256()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        total = impl.canonicalize_into(value, digest.update, chunk_size=chunk_size)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return total, peak - before
+
+
+def _mixed8m():
+    import data  # bench/data.py: the bench's own fixture, so the bound is checked where it is measured
+
+    return data.value("mixed8m")
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        pytest.param(_mixed8m, id="mixed8m", marks=pytest.mark.slow),  # ~10 s for the pure twin under tracemalloc
+        pytest.param(lambda: {"s": 'é\n"\U0001F600x' * 1_000_000}, id="huge-escaped-string"),
+        pytest.param(lambda: ["a" * 5_000_000], id="huge-ascii-string"),
+    ],
+)
+def test_canonicalize_into_memory_stays_within_a_chunk(impl, make):
+    value = make()  # built outside the measured region
+    chunk_size = 65536
+    total, extra = _streaming_peak(impl, value, chunk_size)
+    assert total > 4_000_000
+    assert extra <= chunk_size + 64 * 1024, f"{extra} bytes beyond the input"
