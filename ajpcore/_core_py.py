@@ -450,7 +450,7 @@ def _depth_limit(max_depth: Any) -> int:
 class _StrictParser:
     """The reference reader: RFC 8259 grammar plus I-JSON, iterative, one byte position at a time.
 
-    Mirrors ``_Decoder`` of the native twin step for step, so both find the same
+    Mirrors ``_StrictParser`` of the native twin step for step, so both find the same
     first problem at the same byte.
     """
 

@@ -1317,8 +1317,8 @@ cdef inline Py_ssize_t _utf8_sequence(const unsigned char* p, Py_ssize_t i, Py_s
     return need + 1
 
 
-cdef class _Decoder:
-    """The native reader: same steps as ``_StrictParser`` of the pure twin, over a C buffer."""
+cdef class _StrictParser:
+    """The native reader: the same steps as ``_StrictParser`` of the pure twin, over a C buffer."""
 
     cdef const unsigned char* p
     cdef Py_ssize_t n
@@ -1625,15 +1625,6 @@ cdef class _Decoder:
         out += i - seg
         return PyUnicode_DecodeUTF8(<const char*>self.scratch, out, NULL)
 
-    cdef Py_ssize_t digits_after(self, Py_ssize_t i) except -1:
-        if i >= self.n:
-            self.eof()
-        if not (0x30 <= self.p[i] <= 0x39):
-            self.fail("invalid number", i)
-        while i < self.n and 0x30 <= self.p[i] <= 0x39:
-            i += 1
-        return i
-
     cdef object parse_number(self, Py_ssize_t start):
         """Read the number at ``start`` (RFC 8259 §6); leave ``self.i`` after it."""
         cdef const unsigned char* p = self.p
@@ -1705,12 +1696,21 @@ cdef class _Decoder:
             self.fail("number out of range for binary64", start)
         return PyFloat_FromDouble(x)
 
+    cdef Py_ssize_t digits_after(self, Py_ssize_t i) except -1:
+        if i >= self.n:
+            self.eof()
+        if not (0x30 <= self.p[i] <= 0x39):
+            self.fail("invalid number", i)
+        while i < self.n and 0x30 <= self.p[i] <= 0x39:
+            i += 1
+        return i
+
 
 cdef Py_ssize_t _GC_PAUSE_BYTES = 16384
 
 
 cdef object _decode_buffer(const unsigned char* p, Py_ssize_t n, object max_depth, bint allow_duplicate_keys):
-    cdef _Decoder d = _Decoder()
+    cdef _StrictParser d = _StrictParser()
     d.p = p
     d.n = n
     # No document of n bytes nests deeper than n: a larger limit is the same as n.
