@@ -698,7 +698,9 @@ _SURROGATE_ESCAPE = _re.compile(rb"\\u[dD][89abcdefABCDEF]")
 # Spot number-like runs with plain substring searches: every digit reads "0", "E" reads "e".
 _NUMBER_SHAPE = bytes.maketrans(b"123456789E", b"000000000e")
 _SAFE_INT_RUN = b"0" * (_INT_DIGITS_SAFE + 1)
-_FINITE_DIGIT_RUN = b"0" * _INT_DIGITS_FINITE
+# With an exponent of at most two digits (< 100), a number overflows only if its
+# integer part has more than 308 - 99 digits.
+_LONG_MANTISSA_RUN = b"0" * 200
 _DEPTH_KEEP = frozenset(b'[]{}"\\/bfnrtu')
 _DEPTH_DROP_1 = bytes(c for c in range(256) if c not in _DEPTH_KEEP)
 _DEPTH_DROP_2 = bytes(c for c in range(256) if c not in b"[]{}")
@@ -781,7 +783,7 @@ def _decode_fast(buf: bytes, max_depth: int, allow_duplicate_keys: bool) -> Any:
         (
             not allow_duplicate_keys,
             _SAFE_INT_RUN in shape,  # an integer that may be beyond +-(2**53-1)
-            b"e000" in shape or b"e+000" in shape or _FINITE_DIGIT_RUN in shape,  # may overflow
+            b"e000" in shape or b"e+000" in shape or _LONG_MANTISSA_RUN in shape,  # may overflow
         )
     ]
     try:

@@ -203,3 +203,41 @@ def test_deep_documents_agree(twins):
     for doc in [b"[" * 10**6, b'{"a":' * 10**5, b"[" * 511 + b"{" + b"]" * 511, b"[" * 513 + b"]" * 513]:
         result = agree(twins, doc)
         assert result[0] == "error"
+
+
+# -- the pure twin's json fast path never vouches for what its reference parser refuses --
+
+
+def reference_outcome(data, **kwargs):
+    from ajpcore import _core_py
+
+    parser = _core_py._StrictParser(
+        _core_py._input_bytes(data), kwargs.get("max_depth", 512), kwargs.get("allow_duplicate_keys", False)
+    )
+    try:
+        return "ok", repr(parser.parse())
+    except DecodeError as exc:
+        return "error", str(exc), exc.pos, exc.lineno, exc.colno, exc.pointer
+
+
+def long_numbers():
+    mantissa = st.integers(150, 330).flatmap(lambda n: st.text("0123456789", min_size=n, max_size=n))
+    return st.builds(
+        lambda m, frac, exp: (m.lstrip("0") or "0") + frac + exp,
+        mantissa,
+        st.sampled_from(["", ".5", "." + "0" * 300 + "1"]),
+        st.sampled_from(["", "e1", "e-1", "e+99", "E-99", "e0", "e100", "e-400"]),
+    ).map(str.encode)
+
+
+@SETTINGS
+@given(
+    data=st.one_of(json_alphabet_bytes(), mutated_documents(), long_numbers()),
+    depth=st.sampled_from([2, 512]),
+    allow=st.booleans(),
+)
+def test_pure_fast_path_matches_its_reference_parser(data, depth, allow):
+    from ajpcore import _core_py
+
+    kwargs = {"max_depth": depth, "allow_duplicate_keys": allow}
+    assert outcome(_core_py, data, **kwargs) == reference_outcome(data, **kwargs)
