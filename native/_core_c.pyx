@@ -1121,10 +1121,6 @@ cdef int _put_array(Writer* w, object a) except -1:
     return _w_put_char(w, b']')
 
 
-def _utf16_key(key):
-    return str.encode(key, "utf-16-be", "surrogatepass")
-
-
 def canonicalize(value):
     """RFC 8785 canonical JSON of ``value`` as UTF-8 bytes (see ajpcore._core_py.canonicalize)."""
     cdef Writer w
@@ -1189,8 +1185,37 @@ cdef extern from "Python.h":
 cdef extern from "math.h":
     bint isinf(double x) nogil
 
-# Per byte, inside a string: 1 = stop the fast scan (", \, control characters, non-ASCII).
-cdef unsigned char _STR_STOP[256]
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #include <string.h>
+    /* First i' >= i where p[i'] is '"', '\\', a control character or a non-ASCII byte.
+       Eight bytes at a time: in each mask the lowest flagged byte is exact (a borrow
+       only flags bytes above a true hit), so the lowest flag overall is the answer. */
+    static inline Py_ssize_t ajpcore_scan_plain(const unsigned char *p, Py_ssize_t i, Py_ssize_t n) {
+        const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+        while (i + 8 <= n) {
+            uint64_t w, q, b, m;
+            memcpy(&w, p + i, 8);
+            q = w ^ (ones * 0x22);
+            b = w ^ (ones * 0x5C);
+            m = (w | ((w - ones * 0x20) & ~w) | ((q - ones) & ~q) | ((b - ones) & ~b)) & highs;
+            if (m) {
+    #if PY_LITTLE_ENDIAN
+                return i + (__builtin_ctzll(m) >> 3);
+    #else
+                return i + (__builtin_clzll(m) >> 3);
+    #endif
+            }
+            i += 8;
+        }
+        while (i < n && p[i] >= 0x20 && p[i] < 0x80 && p[i] != 0x22 && p[i] != 0x5C)
+            i++;
+        return i;
+    }
+    """
+    Py_ssize_t _scan_plain "ajpcore_scan_plain" (const unsigned char* p, Py_ssize_t i, Py_ssize_t n) nogil
+
 # Per byte: 1 = JSON whitespace (RFC 8259 §2).
 cdef unsigned char _IS_WS[256]
 
@@ -1198,7 +1223,6 @@ cdef unsigned char _IS_WS[256]
 cdef void _init_decode_tables():
     cdef int c
     for c in range(256):
-        _STR_STOP[c] = 1 if (c < 0x20 or c >= 0x80 or c == 0x22 or c == 0x5C) else 0
         _IS_WS[c] = 1 if (c == 0x20 or c == 0x09 or c == 0x0A or c == 0x0D) else 0
 
 
@@ -1293,8 +1317,8 @@ cdef inline Py_ssize_t _utf8_sequence(const unsigned char* p, Py_ssize_t i, Py_s
     return need + 1
 
 
-cdef class _Decoder:
-    """The native reader: same steps as ``_StrictParser`` of the pure twin, over a C buffer."""
+cdef class _StrictParser:
+    """The native reader: the same steps as ``_StrictParser`` of the pure twin, over a C buffer."""
 
     cdef const unsigned char* p
     cdef Py_ssize_t n
@@ -1503,8 +1527,7 @@ cdef class _Decoder:
         cdef unsigned char c, e
         cdef int cp, low
         cdef object s
-        while i < n and not _STR_STOP[p[i]]:
-            i += 1
+        i = _scan_plain(p, i, n)
         if i < n and p[i] == 0x22:
             # The common case: plain ASCII, no escapes.
             size = i - start - 1
@@ -1517,8 +1540,7 @@ cdef class _Decoder:
             return s
         seg = start + 1  # first raw byte not yet copied to the scratch buffer
         while True:
-            while i < n and not _STR_STOP[p[i]]:
-                i += 1
+            i = _scan_plain(p, i, n)
             if i >= n:
                 self.eof()
             c = p[i]
@@ -1603,15 +1625,6 @@ cdef class _Decoder:
         out += i - seg
         return PyUnicode_DecodeUTF8(<const char*>self.scratch, out, NULL)
 
-    cdef Py_ssize_t digits_after(self, Py_ssize_t i) except -1:
-        if i >= self.n:
-            self.eof()
-        if not (0x30 <= self.p[i] <= 0x39):
-            self.fail("invalid number", i)
-        while i < self.n and 0x30 <= self.p[i] <= 0x39:
-            i += 1
-        return i
-
     cdef object parse_number(self, Py_ssize_t start):
         """Read the number at ``start`` (RFC 8259 §6); leave ``self.i`` after it."""
         cdef const unsigned char* p = self.p
@@ -1650,10 +1663,15 @@ cdef class _Decoder:
         self.i = i
         size = i - start
         if is_int:
-            if size - negative <= _INT_DIGITS_SAFE:
+            if size - negative <= 18:  # fits a long long
                 for k in range(start + negative, i):
                     v = v * 10 + (p[k] - 0x30)
-                return PyLong_FromLongLong(-v if negative else v)
+                if v <= _MAX_SAFE_INT:
+                    return PyLong_FromLongLong(-v if negative else v)
+                # The int rule's first case in C: the literal is its own double.
+                x = <double>v  # correctly rounded, as float(int) is
+                if x < 9.2e18 and <long long>x == v:
+                    return PyLong_FromLongLong(-v if negative else v)
             try:
                 return _decode_big_int(PyBytes_FromStringAndSize(<const char*>p + start, size))
             except _Refusal as exc:
@@ -1678,12 +1696,21 @@ cdef class _Decoder:
             self.fail("number out of range for binary64", start)
         return PyFloat_FromDouble(x)
 
+    cdef Py_ssize_t digits_after(self, Py_ssize_t i) except -1:
+        if i >= self.n:
+            self.eof()
+        if not (0x30 <= self.p[i] <= 0x39):
+            self.fail("invalid number", i)
+        while i < self.n and 0x30 <= self.p[i] <= 0x39:
+            i += 1
+        return i
+
 
 cdef Py_ssize_t _GC_PAUSE_BYTES = 16384
 
 
 cdef object _decode_buffer(const unsigned char* p, Py_ssize_t n, object max_depth, bint allow_duplicate_keys):
-    cdef _Decoder d = _Decoder()
+    cdef _StrictParser d = _StrictParser()
     d.p = p
     d.n = n
     # No document of n bytes nests deeper than n: a larger limit is the same as n.
