@@ -564,6 +564,7 @@ _init_tables()
 
 cdef enum:
     _SCRATCH = 4096       # unbounded mode starts in this stack buffer: no allocation for small documents
+    _MAX_CHUNK = 1 << 20  # streaming never buffers more than this, whatever chunk_size allows
     _INLINE_MEMBERS = 48  # members of the open objects, on the stack until they outgrow it
     _STR_BLOCK = 64       # non-ASCII text is encoded in blocks of this many code points
 
@@ -1133,11 +1134,14 @@ def canonicalize(value):
 
 
 def canonicalize_into(value, write, *, chunk_size=65536):
-    """Hand the canonical bytes of ``value`` to ``write`` in chunks of at most ``chunk_size``."""
+    """Hand the canonical bytes of ``value`` to ``write`` in chunks of at most ``chunk_size``.
+
+    See ajpcore._core_py.canonicalize_into; this twin hands over at most 1 MiB at a time.
+    """
     if type(chunk_size) is not int or chunk_size < 1:
         raise ValueError("chunk_size must be a positive int")
     cdef Writer w
-    _w_init(&w, chunk_size, write)
+    _w_init(&w, min(chunk_size, _MAX_CHUNK), write)
     try:
         _w_start_stream(&w)
         _put_value(&w, value)
