@@ -223,3 +223,56 @@ def test_chain_values_are_frozen():
         chain.trace_id = "u"
     assert isinstance(chain.entries, tuple)
     assert copy.deepcopy(chain) == chain
+
+
+def _loose(valid):
+    """A value that is often valid, often of another JSON type."""
+    return valid | st.none() | st.integers(-2, 2) | st.floats(-1, 1, allow_nan=False) | st.text(max_size=3) | st.booleans()
+
+
+_TIMES = st.sampled_from(["2026-01-23T12:34:56Z", "2026-01-23T12:34:56.5+01:00", "2026-02-30T00:00:00Z", "2026-01-23"])
+_ENTRY = st.fixed_dictionaries(
+    {},
+    optional={
+        "agent_id": _loose(st.text(max_size=4)),
+        "transaction_id": _loose(st.text(max_size=4)),
+        "status": _loose(st.sampled_from([s.value for s in ChainStatus] + ["undone"])),
+        "compensation_method": _loose(st.sampled_from(["rollback", "custom:x"])),
+        "x-extra": st.integers(),
+    },
+)
+MESSAGES = {
+    CompensationRequest: st.fixed_dictionaries(
+        {}, optional={"reason": _loose(st.text(max_size=4)), "timestamp": _loose(_TIMES), "note": st.text(max_size=3)}
+    ),
+    ChainEntry: _ENTRY,
+    CompensationChain: st.fixed_dictionaries(
+        {}, optional={"trace_id": _loose(st.text(max_size=4)), "compensation_chain": st.lists(_ENTRY, max_size=3) | _loose(st.just([]))}
+    ),
+    AuditEvent: st.fixed_dictionaries(
+        {},
+        optional={
+            "event": _loose(st.text(max_size=4)),
+            "trace_id": _loose(st.text(max_size=4)),
+            "timestamp": _loose(_TIMES),
+            "requested_by": _loose(st.text(max_size=4)),
+            "result": _loose(st.text(max_size=4)),
+        },
+    ),
+}
+
+
+@pytest.mark.parametrize("cls", list(MESSAGES), ids=lambda c: c.__name__)
+def test_message_verdicts_agree_with_jsonschema(cls):
+    @settings(max_examples=60, deadline=None)
+    @given(value=MESSAGES[cls])
+    def check(value):
+        expected = reference(cls._SCHEMA[0]).is_valid(value)
+        try:
+            typed = cls.from_dict(value)
+        except ValidationError:
+            assert not expected
+        else:
+            assert expected and typed.to_dict() == value
+
+    check()
