@@ -8,7 +8,7 @@ disagree, this one states the intended behaviour.
 from __future__ import annotations
 
 from json.encoder import encode_basestring as _escape_str
-from typing import Any, Callable, List, Tuple
+from typing import Any, Callable, List
 
 from .errors import EncodeError, format_path
 
@@ -21,6 +21,8 @@ _MAX_SAFE_INT = 2**53 - 1
 # ---------------------------------------------------------------------------
 # Canonical JSON (RFC 8785)
 # ---------------------------------------------------------------------------
+
+from typing import Tuple  # noqa: E402 - kept in this section: the header is shared
 
 
 def _format_double(x: float) -> str:
@@ -293,8 +295,10 @@ def canonicalize_into(value: Any, write: Callable[[bytes], Any], *, chunk_size: 
 
     Gives exactly the bytes of ``canonicalize(value)`` and returns their count.
     The whole output is never held at once, so signing a large document costs
-    O(chunk_size) extra memory.  Raises what ``canonicalize`` raises; chunks
-    written before an error was found have already reached ``write``.
+    O(chunk_size) extra memory (this pure twin hands over at most 32 KiB at a
+    time).  Raises what ``canonicalize`` raises, and whatever ``write`` raises;
+    chunks written before an error was found have already reached ``write``.
+    Raises ValueError unless ``chunk_size`` is a positive int.
     """
     if type(chunk_size) is not int or chunk_size < 1:
         raise ValueError("chunk_size must be a positive int")
@@ -446,7 +450,7 @@ def _depth_limit(max_depth: Any) -> int:
 class _StrictParser:
     """The reference reader: RFC 8259 grammar plus I-JSON, iterative, one byte position at a time.
 
-    Mirrors ``_Decoder`` of the native twin step for step, so both find the same
+    Mirrors ``_StrictParser`` of the native twin step for step, so both find the same
     first problem at the same byte.
     """
 
@@ -694,7 +698,9 @@ _SURROGATE_ESCAPE = _re.compile(rb"\\u[dD][89abcdefABCDEF]")
 # Spot number-like runs with plain substring searches: every digit reads "0", "E" reads "e".
 _NUMBER_SHAPE = bytes.maketrans(b"123456789E", b"000000000e")
 _SAFE_INT_RUN = b"0" * (_INT_DIGITS_SAFE + 1)
-_FINITE_DIGIT_RUN = b"0" * _INT_DIGITS_FINITE
+# With an exponent of at most two digits (< 100), a number overflows only if its
+# integer part has more than 308 - 99 digits.
+_LONG_MANTISSA_RUN = b"0" * 200
 _DEPTH_KEEP = frozenset(b'[]{}"\\/bfnrtu')
 _DEPTH_DROP_1 = bytes(c for c in range(256) if c not in _DEPTH_KEEP)
 _DEPTH_DROP_2 = bytes(c for c in range(256) if c not in b"[]{}")
@@ -777,7 +783,7 @@ def _decode_fast(buf: bytes, max_depth: int, allow_duplicate_keys: bool) -> Any:
         (
             not allow_duplicate_keys,
             _SAFE_INT_RUN in shape,  # an integer that may be beyond +-(2**53-1)
-            b"e000" in shape or b"e+000" in shape or _FINITE_DIGIT_RUN in shape,  # may overflow
+            b"e000" in shape or b"e+000" in shape or _LONG_MANTISSA_RUN in shape,  # may overflow
         )
     ]
     try:

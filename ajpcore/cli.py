@@ -357,18 +357,18 @@ def _add_check_parser(sub) -> None:
 def _manifest_from(data: bytes):
     from .iatp import CapabilityManifest
 
-    return CapabilityManifest.from_dict(_load_json(data))
+    return CapabilityManifest.from_json(data)
 
 
 def _pinned_key(args: argparse.Namespace):
-    """``--public-key`` parsed up front, so a bad key is a usage error (exit 2)."""
+    """``--public-key`` (text or a key file) parsed up front, so a bad key is a usage error (exit 2)."""
     from .errors import KeyFormatError
     from .keys import Ed25519PublicKey
 
     if getattr(args, "public_key", None) is None:
         return None
     try:
-        return Ed25519PublicKey.from_string(args.public_key)
+        return Ed25519PublicKey.from_string(_read_key_text(args.public_key))
     except KeyFormatError as exc:
         raise CliError(f"--public-key: {exc}") from None
 

@@ -11,9 +11,14 @@ validators treat them by default).  The schema allows members it does not name a
 every level: they are kept in ``extra`` and written back unchanged.
 
 On top of the typed manifest: ``trust_score`` (IATP-001 section 2.3),
-``undo_decision`` (IATP-002 section 4) and manifest signatures, an ajpcore
-extension (IATP defines none; see ``sign_manifest``).  Pure functions: no I/O,
-and time only through arguments.
+``undo_decision`` (IATP-002 section 4), ``spec_warnings`` (advice the schema
+leaves open) and manifest signatures, an ajpcore extension (IATP defines none;
+see ``sign_manifest``).  IATP-002's compensation request and response,
+compensation chain (a saga undone backwards) and audit event, and IATP-001's
+attestation, are typed the same way, each with its schema in
+``ajpcore/schemas/``.  ``manifest_from_reference_model`` converts the reference
+Python package's internal model.  Pure functions: no I/O beyond reading the
+shipped schemas, and time only through arguments.
 """
 
 from __future__ import annotations
@@ -84,6 +89,7 @@ __all__ = [
     "verify_attestation",
     "TrustScore",
     "trust_score",
+    "ALLOW_THRESHOLD",
     "UndoDecision",
     "undo_decision",
     "spec_warnings",
@@ -967,7 +973,7 @@ def trust_score(
     """
     if not isinstance(manifest, CapabilityManifest):
         raise TypeError(f"Expected `CapabilityManifest`, got `{type(manifest).__name__}`")
-    sensitive = set(sensitive_data)
+    sensitive = {sensitive_data} if isinstance(sensitive_data, str) else set(sensitive_data)
     unknown_kinds = sensitive - {"credit_card", "ssn"}
     if unknown_kinds:
         raise ValueError(f"unknown sensitive data kind(s): {sorted(unknown_kinds)}")
@@ -1013,7 +1019,8 @@ def trust_score(
 @dataclasses.dataclass(**_DATACLASS)
 class UndoDecision:
     """The outcome of ``undo_decision``: ``allowed``, a ``reason`` and the ``deadline``
-    (the last instant of the time window, ``None`` when no time limit applies)."""
+    (the last instant of the time window, ``None`` when no time limit applies, the
+    largest ``datetime`` when the window reaches beyond year 9999)."""
 
     allowed: bool
     reason: str
@@ -1071,8 +1078,14 @@ def undo_decision(
     window = rev.undo_window_seconds
     if not window:
         return UndoDecision(allowed=True, reason="no undo time limit")
-    deadline = executed + _dt.timedelta(seconds=window)
-    if current > deadline:
+    # Exact integer microseconds: a window may be far larger than datetime's range.
+    elapsed = current - executed
+    elapsed_us = (elapsed.days * 86_400 + elapsed.seconds) * 1_000_000 + elapsed.microseconds
+    try:
+        deadline = executed + _dt.timedelta(seconds=window)
+    except OverflowError:  # beyond year 9999
+        deadline = _dt.datetime.max.replace(tzinfo=_dt.timezone.utc)
+    if elapsed_us > window * 1_000_000:
         return UndoDecision(allowed=False, reason="undo window expired", deadline=deadline)
     return UndoDecision(allowed=True, reason="within undo window", deadline=deadline)
 

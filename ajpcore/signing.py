@@ -114,14 +114,12 @@ def sign(body: dict, *, secret: Any = None, private_key: Any = None) -> str:
     key text that does not parse, EncodeError when ``body`` is not a dict or has
     no canonical JSON form.
     """
-    if secret is not None and private_key is None and type(body) is dict:
-        # The hot path (HMAC over a plain dict), with fewer calls: they matter at 1 KB.
+    if private_key is None and type(body) is dict and (type(secret) is str or type(secret) is bytes) and secret:
+        # The hot path (a non-empty secret, a plain dict), inlined: a few calls matter at 1 KB.
         if "signature" in body:
-            rest = body.copy()
-            del rest["signature"]
-        else:
-            rest = body
-        return "sha256:" + _hmac_tag(rest, secret).hex()
+            body = body.copy()
+            del body["signature"]
+        return "sha256:" + _core.impl.hmac_sha256_canonical(body, secret, chunk_size=SIGN_CHUNK_SIZE).hex()
     _one_key(secret, private_key, "private_key")
     rest = _unsigned(body)
     if secret is not None:

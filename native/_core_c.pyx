@@ -260,25 +260,58 @@ cdef extern from *:
         "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
         "8081828384858687888990919293949596979899";
 
-    /* Decimal digits of v into the END of buf (buf[..len)); returns the digit count. */
+    /* Exactly 8 decimal digits of v < 10**8 (leading zeros kept) at p. */
+    static inline void ajp_8_digits(uint32_t v, char *p) {
+        uint32_t hi = v / 10000, lo = v - hi * 10000;
+        memcpy(p, ajp_digit_pairs + 2 * (hi / 100), 2);
+        memcpy(p + 2, ajp_digit_pairs + 2 * (hi % 100), 2);
+        memcpy(p + 4, ajp_digit_pairs + 2 * (lo / 100), 2);
+        memcpy(p + 6, ajp_digit_pairs + 2 * (lo % 100), 2);
+    }
+
+    /* Decimal digits of v, ending just before `end`; returns the digit count.
+       Eight digits at a time in 32-bit arithmetic, then pairs. */
     static inline int ajp_u64_digits(uint64_t v, char *end) {
         char *p = end;
-        while (v >= 100) {
-            uint64_t q = v / 100;
-            uint32_t r = (uint32_t)(v - q * 100);
-            p -= 2;
-            memcpy(p, ajp_digit_pairs + 2 * r, 2);
+        uint32_t v32;
+        while (v >= 100000000u) {
+            uint64_t q = v / 100000000u;
+            p -= 8;
+            ajp_8_digits((uint32_t)(v - q * 100000000u), p);
             v = q;
         }
-        if (v >= 10) { p -= 2; memcpy(p, ajp_digit_pairs + 2 * v, 2); }
-        else { *--p = (char)('0' + v); }
+        v32 = (uint32_t)v;
+        while (v32 >= 100) {
+            uint32_t q = v32 / 100;
+            p -= 2;
+            memcpy(p, ajp_digit_pairs + 2 * (v32 - q * 100), 2);
+            v32 = q;
+        }
+        if (v32 >= 10) { p -= 2; memcpy(p, ajp_digit_pairs + 2 * v32, 2); }
+        else { *--p = (char)('0' + v32); }
         return (int)(end - p);
     }
 
+    /* Fixed-size copies compile to a few moves where a variable memcpy is a call; the
+       bytes past the real length land in slack the callers reserve and are never counted. */
+    #define AJP_COPY24(dst, src) memcpy((dst), (src), 24)
+
+    /* Decimal text of v into out (needs 25 bytes of room); returns the length. */
+    static inline int ajp_format_i64(long long v, char *out) {
+        char digits[48];
+        int o = 0, k;
+        unsigned long long u = (unsigned long long)v;
+        if (v < 0) { out[o++] = '-'; u = 0 - u; }
+        k = ajp_u64_digits(u, digits + 24);
+        AJP_COPY24(out + o, digits + 24 - k);
+        return o + k;
+    }
+
     /* ECMAScript Number::toString (ECMA-262 7.1.12.1) of a finite double into out
-       (>= 32 bytes); returns the length.  Integral values below 2**53 skip the digit search. */
+       (needs 48 bytes of room); returns the length.  Integral values below 2**53 skip
+       the digit search. */
     static int ajp_format_double(double x, char *out) {
-        char digits[24];
+        char digits[48];   /* digits end at digits + 24; 24-byte copies may read to the end */
         char *p;
         uint64_t d;
         int o = 0, k, n, e, i;
@@ -286,7 +319,7 @@ cdef extern from *:
         if (x < 0) { out[o++] = '-'; x = -x; }
         if (x <= 9007199254740991.0 && x == (double)(uint64_t)x) {
             k = ajp_u64_digits((uint64_t)x, digits + 24);
-            memcpy(out + o, digits + 24 - k, k);
+            AJP_COPY24(out + o, digits + 24 - k);
             return o + k;
         }
         n = ajp_shortest(x, &d);
@@ -294,50 +327,52 @@ cdef extern from *:
         p = digits + 24 - k;
         n += k;   /* position of the decimal point relative to the first digit */
         if (k <= n && n <= 21) {
-            memcpy(out + o, p, k); o += k;
+            AJP_COPY24(out + o, p); o += k;
             for (i = k; i < n; i++) out[o++] = '0';
         } else if (0 < n && n <= 21) {
-            memcpy(out + o, p, n); o += n;
+            AJP_COPY24(out + o, p); o += n;
             out[o++] = '.';
-            memcpy(out + o, p + n, k - n); o += k - n;
+            AJP_COPY24(out + o, p + n); o += k - n;
         } else if (-6 < n && n <= 0) {
             out[o++] = '0'; out[o++] = '.';
             for (i = 0; i < -n; i++) out[o++] = '0';
-            memcpy(out + o, p, k); o += k;
+            AJP_COPY24(out + o, p); o += k;
         } else {
             e = n - 1;
             out[o++] = p[0];
-            if (k > 1) { out[o++] = '.'; memcpy(out + o, p + 1, k - 1); o += k - 1; }
+            if (k > 1) { out[o++] = '.'; AJP_COPY24(out + o, p + 1); o += k - 1; }
             out[o++] = 'e';
             out[o++] = e >= 0 ? '+' : '-';
             if (e < 0) e = -e;
-            i = ajp_u64_digits((uint64_t)e, digits + 24);
-            memcpy(out + o, digits + 24 - i, i); o += i;
+            if (e >= 100) out[o++] = (char)('0' + e / 100);
+            if (e >= 10) out[o++] = (char)('0' + e / 10 % 10);
+            out[o++] = (char)('0' + e % 10);
         }
         return o;
     }
 
-    /* 8 ASCII bytes at a time: does the word hold a byte that needs escaping
-       (< 0x20, '"' or '\\')?  Exact for ASCII data (every byte < 0x80). */
+    /* 8 Latin-1 bytes at a time: does the word hold a byte that cannot be copied as is
+       (< 0x20, '"', '\\' need escaping; >= 0x80 needs two UTF-8 bytes)?  With no high
+       byte the three tests below are exact; any high byte answers yes by itself. */
     static inline int ajp_word_needs_escape(uint64_t w) {
         const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
         uint64_t ctrl = (w - ones * 0x20) & ~w & highs;
         uint64_t q = w ^ (ones * '"');
         uint64_t b = w ^ (ones * '\\\\');
-        return ((ctrl | ((q - ones) & ~q & highs) | ((b - ones) & ~b & highs))) != 0;
+        return ((w & highs) | ctrl | ((q - ones) & ~q & highs) | ((b - ones) & ~b & highs)) != 0;
     }
 
-    /* Copies the leading bytes of ASCII text p[0..n) that need no escaping (RFC 8785
-       §3.2.2.2: not < 0x20, '"' or '\\') to dst and returns how many.  dst has room for
-       n + 16 bytes: whole words are stored before they are checked. */
+    /* Copies the leading bytes of Latin-1 text p[0..n) that are plain ASCII needing no
+       escaping (RFC 8785 §3.2.2.2: not < 0x20, '"' or '\\') to dst and returns how many.
+       dst has room for n + 16 bytes: whole words are stored before they are checked. */
     #if defined(__SSE2__)
     #include <emmintrin.h>
     #endif
-    static unsigned char ajp_escaped_byte[256];   /* 1 for < 0x20, '"', '\\\\' */
+    static unsigned char ajp_escaped_byte[256];   /* 1 for < 0x20, '"', '\\\\', >= 0x80 */
 
     static void ajp_init_escaped_bytes(void) {
         int c;
-        for (c = 0; c < 256; c++) ajp_escaped_byte[c] = c < 0x20 || c == '"' || c == '\\\\';
+        for (c = 0; c < 256; c++) ajp_escaped_byte[c] = c < 0x20 || c == '"' || c == '\\\\' || c >= 0x80;
     }
 
     static inline Py_ssize_t ajp_copy_clean_ascii(char *dst, const unsigned char *p, Py_ssize_t n) {
@@ -346,7 +381,7 @@ cdef extern from *:
         const __m128i space = _mm_set1_epi8(0x20), quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\\\');
         while (i + 16 <= n) {
             __m128i v = _mm_loadu_si128((const __m128i *)(p + i));
-            /* Signed compare is right: ASCII bytes are 0..0x7f. */
+            /* Signed compare: bytes >= 0x80 are negative, so they stop the copy too. */
             __m128i bad = _mm_or_si128(_mm_cmplt_epi8(v, space),
                                        _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)));
             int mask = _mm_movemask_epi8(bad);
@@ -428,6 +463,12 @@ cdef extern from *:
         return r << (8 * (8 - n));
     }
 
+    #if defined(__GNUC__) || defined(__clang__)
+    #define ajp_prefetch(p) __builtin_prefetch((const void *)(p))
+    #else
+    #define ajp_prefetch(p) ((void)(p))
+    #endif
+
     /* RFC 8785 §3.2.3: compare member names by UTF-16 code units (PEP 393 data). */
     static inline uint32_t ajp_read(int kind, const void *data, Py_ssize_t i) {
         return kind == 1 ? ((const uint8_t *)data)[i] : kind == 2 ? ((const uint16_t *)data)[i] : ((const uint32_t *)data)[i];
@@ -470,9 +511,11 @@ cdef extern from *:
     """
     void ajp_set_pow5(int inv, int i, unsigned long long lo, unsigned long long hi)
     int ajp_format_double(double x, char* out) nogil
+    int ajp_format_i64(long long v, char* out) nogil
     bint ajp_word_needs_escape(unsigned long long w) nogil
     int ajp_compare_names(int ka, const void* a, Py_ssize_t na, int kb, const void* b, Py_ssize_t nb) nogil
     unsigned long long ajp_name_prefix(const void* data, Py_ssize_t n) nogil
+    void ajp_prefetch(const void* p) nogil
     Py_ssize_t ajp_copy_clean_ascii(char* dst, const unsigned char* p, Py_ssize_t n) nogil
     void ajp_init_escaped_bytes()
     int _name_kind "PyUnicode_KIND" (PyObject* o) nogil
@@ -521,6 +564,7 @@ _init_tables()
 
 cdef enum:
     _SCRATCH = 4096       # unbounded mode starts in this stack buffer: no allocation for small documents
+    _MAX_CHUNK = 1 << 20  # streaming never buffers more than this, whatever chunk_size allows
     _INLINE_MEMBERS = 48  # members of the open objects, on the stack until they outgrow it
     _STR_BLOCK = 64       # non-ASCII text is encoded in blocks of this many code points
 
@@ -728,7 +772,7 @@ cdef int _put_ascii_text(Writer* w, const unsigned char* p, Py_ssize_t n) except
     while i < n:
         while i + 8 <= n:
             memcpy(&word, p + i, 8)
-            if (word & 0x8080808080808080ULL) or ajp_word_needs_escape(word):
+            if ajp_word_needs_escape(word):
                 break
             i += 8
         if i >= n:
@@ -748,10 +792,11 @@ cdef int _put_ascii_text(Writer* w, const unsigned char* p, Py_ssize_t n) except
 
 
 cdef inline Py_ssize_t _put_ascii_in_place(Writer* w, const unsigned char* p, Py_ssize_t n) noexcept:
-    """The opening quote and as much of ASCII ``p`` as the buffer surely holds, in one pass.
+    """The opening quote and as much of Latin-1 ``p`` as the buffer surely holds, in one pass.
 
-    The caller guarantees room for ``n + 18`` bytes; an escape is written only while the
-    rest (at most 6 bytes for it, 1 per remaining byte, the quote, 16 for a word store) fits.
+    The caller guarantees room for ``n + 18`` bytes; an escape or a two-byte UTF-8 character
+    is written only while the rest (at most 6 bytes for it, 1 per remaining byte, the
+    quote, 16 for a word store) fits.
     Returns how many bytes of ``p`` were written.
     """
     cdef char* dst = w.data + w.length
@@ -776,7 +821,7 @@ cdef int _put_str(Writer* w, object s) except -1:
     cdef Py_ssize_t i, end, o
     cdef unsigned int c
     cdef char block[_STR_BLOCK * 6]
-    if kind == PyUnicode_1BYTE_KIND and PyUnicode_IS_ASCII(s) and w.cap - w.length >= n + 18:
+    if kind == PyUnicode_1BYTE_KIND and w.cap - w.length >= n + 18:
         i = _put_ascii_in_place(w, <const unsigned char*>raw, n)
         if i < n:
             _put_ascii_text(w, <const unsigned char*>raw + i, n - i)
@@ -821,28 +866,18 @@ cdef int _put_str(Writer* w, object s) except -1:
 
 # -- numbers -----------------------------------------------------------
 
-cdef int _put_ll(Writer* w, long long v) except -1:
-    cdef char tmp[24]
-    cdef int pos = 24
-    cdef unsigned long long u
-    cdef bint neg = v < 0
-    u = <unsigned long long>(-v) if neg else <unsigned long long>v
-    while True:
-        pos -= 1
-        tmp[pos] = <char>(48 + u % 10)
-        u //= 10
-        if u == 0:
-            break
-    if neg:
-        pos -= 1
-        tmp[pos] = b'-'
-    return _w_put(w, tmp + pos, 24 - pos)
+cdef inline int _put_ll(Writer* w, long long v) except -1:
+    cdef char out[32]
+    if w.cap - w.length >= 32:
+        w.length += ajp_format_i64(v, w.data + w.length)
+        return 0
+    return _w_put(w, out, ajp_format_i64(v, out))
 
 
 cdef int _put_double(Writer* w, double x) except -1:
     """ECMAScript Number::toString of a finite double (RFC 8785 §3.2.2.3, ECMA-262 7.1.12.1)."""
-    cdef char out[40]
-    if w.cap - w.length >= 32:
+    cdef char out[64]
+    if w.cap - w.length >= 64:
         w.length += ajp_format_double(x, w.data + w.length)
         return 0
     return _w_put(w, out, ajp_format_double(x, out))
@@ -850,7 +885,7 @@ cdef int _put_double(Writer* w, double x) except -1:
 
 def _format_double(double x):
     """The native twin of ``_core_py._format_double`` (exposed for tests)."""
-    cdef char out[40]
+    cdef char out[64]
     return out[:ajp_format_double(x, out)].decode("ascii")
 
 
@@ -971,7 +1006,7 @@ cdef void _merge_sort(Member* m, Member* scratch, Py_ssize_t n, bint by_prefix) 
 
 cdef int _push_members(Writer* w, object d, Py_ssize_t n, bint* exact, bint* latin1) except -1:
     """Snapshot the members of ``d`` onto the member stack, refusing non-str keys (in insertion order)."""
-    cdef Py_ssize_t pos = 0, need = w.mtop + n
+    cdef Py_ssize_t pos = 0, need = w.mtop + n, count, j
     cdef PyObject* key
     cdef PyObject* value
     cdef Member* m
@@ -988,16 +1023,25 @@ cdef int _push_members(Writer* w, object d, Py_ssize_t n, bint* exact, bint* lat
         w.mcap = need * 2
     exact[0] = True
     latin1[0] = True
-    while w.mtop < need and PyDict_Next(d, &pos, &key, &value):
+    # First only collect the pointers and prefetch the values: their cache misses then
+    # overlap instead of stalling one by one.  Nothing runs between the two loops, so
+    # the borrowed pointers stay valid until the second loop takes references.
+    count = 0
+    while w.mtop + count < need and PyDict_Next(d, &pos, &key, &value):
+        m = &w.members[w.mtop + count]
+        m.key = key
+        m.value = value
+        ajp_prefetch(value)
+        count += 1
+    for j in range(count):
+        m = &w.members[w.mtop]
+        key = m.key
         if not PyUnicode_CheckExact(<object>key):
             if not PyUnicode_Check(<object>key):
                 _w_fail(w, f"Object key must be `str`, got `{type(<object>key).__qualname__}`")
             exact[0] = False
-        m = &w.members[w.mtop]
         Py_INCREF(<object>key)
-        Py_INCREF(<object>value)
-        m.key = key
-        m.value = value
+        Py_INCREF(<object>m.value)
         if _name_kind(key) == PyUnicode_1BYTE_KIND:
             m.prefix = ajp_name_prefix(_name_data(key), _name_length(key))
         else:
@@ -1062,6 +1106,8 @@ cdef int _put_array(Writer* w, object a) except -1:
         if is_list:
             if i >= PyList_GET_SIZE(a):
                 break
+            if i + 4 < PyList_GET_SIZE(a):
+                ajp_prefetch(PyList_GET_ITEM(a, i + 4))
             item = <object>PyList_GET_ITEM(a, i)
         else:
             if i >= PyTuple_GET_SIZE(a):
@@ -1076,10 +1122,6 @@ cdef int _put_array(Writer* w, object a) except -1:
     return _w_put_char(w, b']')
 
 
-def _utf16_key(key):
-    return str.encode(key, "utf-16-be", "surrogatepass")
-
-
 def canonicalize(value):
     """RFC 8785 canonical JSON of ``value`` as UTF-8 bytes (see ajpcore._core_py.canonicalize)."""
     cdef Writer w
@@ -1092,11 +1134,14 @@ def canonicalize(value):
 
 
 def canonicalize_into(value, write, *, chunk_size=65536):
-    """Hand the canonical bytes of ``value`` to ``write`` in chunks of at most ``chunk_size``."""
+    """Hand the canonical bytes of ``value`` to ``write`` in chunks of at most ``chunk_size``.
+
+    See ajpcore._core_py.canonicalize_into; this twin hands over at most 1 MiB at a time.
+    """
     if type(chunk_size) is not int or chunk_size < 1:
         raise ValueError("chunk_size must be a positive int")
     cdef Writer w
-    _w_init(&w, chunk_size, write)
+    _w_init(&w, min(chunk_size, _MAX_CHUNK), write)
     try:
         _w_start_stream(&w)
         _put_value(&w, value)
@@ -1144,8 +1189,37 @@ cdef extern from "Python.h":
 cdef extern from "math.h":
     bint isinf(double x) nogil
 
-# Per byte, inside a string: 1 = stop the fast scan (", \, control characters, non-ASCII).
-cdef unsigned char _STR_STOP[256]
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #include <string.h>
+    /* First i' >= i where p[i'] is '"', '\\', a control character or a non-ASCII byte.
+       Eight bytes at a time: in each mask the lowest flagged byte is exact (a borrow
+       only flags bytes above a true hit), so the lowest flag overall is the answer. */
+    static inline Py_ssize_t ajpcore_scan_plain(const unsigned char *p, Py_ssize_t i, Py_ssize_t n) {
+        const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+        while (i + 8 <= n) {
+            uint64_t w, q, b, m;
+            memcpy(&w, p + i, 8);
+            q = w ^ (ones * 0x22);
+            b = w ^ (ones * 0x5C);
+            m = (w | ((w - ones * 0x20) & ~w) | ((q - ones) & ~q) | ((b - ones) & ~b)) & highs;
+            if (m) {
+    #if PY_LITTLE_ENDIAN
+                return i + (__builtin_ctzll(m) >> 3);
+    #else
+                return i + (__builtin_clzll(m) >> 3);
+    #endif
+            }
+            i += 8;
+        }
+        while (i < n && p[i] >= 0x20 && p[i] < 0x80 && p[i] != 0x22 && p[i] != 0x5C)
+            i++;
+        return i;
+    }
+    """
+    Py_ssize_t _scan_plain "ajpcore_scan_plain" (const unsigned char* p, Py_ssize_t i, Py_ssize_t n) nogil
+
 # Per byte: 1 = JSON whitespace (RFC 8259 §2).
 cdef unsigned char _IS_WS[256]
 
@@ -1153,7 +1227,6 @@ cdef unsigned char _IS_WS[256]
 cdef void _init_decode_tables():
     cdef int c
     for c in range(256):
-        _STR_STOP[c] = 1 if (c < 0x20 or c >= 0x80 or c == 0x22 or c == 0x5C) else 0
         _IS_WS[c] = 1 if (c == 0x20 or c == 0x09 or c == 0x0A or c == 0x0D) else 0
 
 
@@ -1248,8 +1321,8 @@ cdef inline Py_ssize_t _utf8_sequence(const unsigned char* p, Py_ssize_t i, Py_s
     return need + 1
 
 
-cdef class _Decoder:
-    """The native reader: same steps as ``_StrictParser`` of the pure twin, over a C buffer."""
+cdef class _StrictParser:
+    """The native reader: the same steps as ``_StrictParser`` of the pure twin, over a C buffer."""
 
     cdef const unsigned char* p
     cdef Py_ssize_t n
@@ -1458,8 +1531,7 @@ cdef class _Decoder:
         cdef unsigned char c, e
         cdef int cp, low
         cdef object s
-        while i < n and not _STR_STOP[p[i]]:
-            i += 1
+        i = _scan_plain(p, i, n)
         if i < n and p[i] == 0x22:
             # The common case: plain ASCII, no escapes.
             size = i - start - 1
@@ -1472,8 +1544,7 @@ cdef class _Decoder:
             return s
         seg = start + 1  # first raw byte not yet copied to the scratch buffer
         while True:
-            while i < n and not _STR_STOP[p[i]]:
-                i += 1
+            i = _scan_plain(p, i, n)
             if i >= n:
                 self.eof()
             c = p[i]
@@ -1558,15 +1629,6 @@ cdef class _Decoder:
         out += i - seg
         return PyUnicode_DecodeUTF8(<const char*>self.scratch, out, NULL)
 
-    cdef Py_ssize_t digits_after(self, Py_ssize_t i) except -1:
-        if i >= self.n:
-            self.eof()
-        if not (0x30 <= self.p[i] <= 0x39):
-            self.fail("invalid number", i)
-        while i < self.n and 0x30 <= self.p[i] <= 0x39:
-            i += 1
-        return i
-
     cdef object parse_number(self, Py_ssize_t start):
         """Read the number at ``start`` (RFC 8259 §6); leave ``self.i`` after it."""
         cdef const unsigned char* p = self.p
@@ -1605,10 +1667,15 @@ cdef class _Decoder:
         self.i = i
         size = i - start
         if is_int:
-            if size - negative <= _INT_DIGITS_SAFE:
+            if size - negative <= 18:  # fits a long long
                 for k in range(start + negative, i):
                     v = v * 10 + (p[k] - 0x30)
-                return PyLong_FromLongLong(-v if negative else v)
+                if v <= _MAX_SAFE_INT:
+                    return PyLong_FromLongLong(-v if negative else v)
+                # The int rule's first case in C: the literal is its own double.
+                x = <double>v  # correctly rounded, as float(int) is
+                if x < 9.2e18 and <long long>x == v:
+                    return PyLong_FromLongLong(-v if negative else v)
             try:
                 return _decode_big_int(PyBytes_FromStringAndSize(<const char*>p + start, size))
             except _Refusal as exc:
@@ -1633,12 +1700,21 @@ cdef class _Decoder:
             self.fail("number out of range for binary64", start)
         return PyFloat_FromDouble(x)
 
+    cdef Py_ssize_t digits_after(self, Py_ssize_t i) except -1:
+        if i >= self.n:
+            self.eof()
+        if not (0x30 <= self.p[i] <= 0x39):
+            self.fail("invalid number", i)
+        while i < self.n and 0x30 <= self.p[i] <= 0x39:
+            i += 1
+        return i
+
 
 cdef Py_ssize_t _GC_PAUSE_BYTES = 16384
 
 
 cdef object _decode_buffer(const unsigned char* p, Py_ssize_t n, object max_depth, bint allow_duplicate_keys):
-    cdef _Decoder d = _Decoder()
+    cdef _StrictParser d = _StrictParser()
     d.p = p
     d.n = n
     # No document of n bytes nests deeper than n: a larger limit is the same as n.

@@ -80,7 +80,21 @@ def test_ints_a_javascript_peer_would_change_are_refused(impl, text):
         impl.canonicalize(int(text))
 
 
-@pytest.mark.parametrize("text", [b"1e400", b"-1e400", b"1.8e308", b"1" + b"0" * 400, b"-" + b"9" * 5000, b"1" * 400 + b".5"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        b"1e400",
+        b"-1e400",
+        b"1.8e308",
+        b"1E+0309",
+        b"1" + b"0" * 400,
+        b"-" + b"9" * 5000,
+        b"1" * 400 + b".5",
+        b"9" * 308 + b".9e+1",  # a short exponent on a long mantissa
+        b"1" + b"0" * 210 + b".0e99",
+        b"0." + b"0" * 500 + b"1e810",
+    ],
+)
 def test_numbers_beyond_binary64_are_refused(impl, text):
     exc = refusal(impl, b" " + text)
     assert exc.pos == 1
@@ -98,6 +112,12 @@ def test_canonical_documents_round_trip(impl):
         b'{"a":[1,2.5,"\\u001f\xe2\x82\xac"],"b":null}',
     ]:
         assert impl.canonicalize(impl.decode(doc)) == doc
+
+
+def test_long_numbers_that_fit_are_read_as_float(impl):
+    for text in [b"1" + b"0" * 210 + b".0e97", b"0." + b"0" * 500 + b"1e300", b"9" * 300 + b".5", b"1.5e-999"]:
+        got = impl.decode(text)
+        assert type(got) is float and got == float(text)
 
 
 def test_minus_zero_and_fractions(impl):

@@ -89,6 +89,9 @@ def test_sign_then_verify_then_check_with_pinned_key(files):
     assert b"signature: valid" in out.stdout
     out = run("check", "manifest", signed_file)
     assert out.returncode == 0 and b"not verified" in out.stdout
+    key_text_file = files("public.txt", (pinned + "\n").encode())
+    out = run("manifest", "verify", signed_file, "--public-key", key_text_file)
+    assert out.returncode == 0, out.stderr
 
     out = run("manifest", "verify", signed_file, "--public-key", OTHER.public_key.to_string("ed25519"))
     assert out.returncode == 1 and b"expected public key" in out.stderr

@@ -4,7 +4,8 @@ import datetime as dt
 import itertools
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ajpcore import ValidationError
 from ajpcore.iatp import (
@@ -110,6 +111,7 @@ def test_sensitive_data_blocks():
     temporary = manifest("verified_partner", {"level": "full"}, {})
     assert trust_score(temporary, sensitive_data={"credit_card"}).decision == "allow"
     assert trust_score(temporary, sensitive_data={"ssn"}).decision == "block"  # temporary is the default
+    assert trust_score(temporary, sensitive_data="ssn").decision == "block"
     ephemeral = manifest("verified_partner", {"level": "full"}, {"retention_policy": "ephemeral"})
     assert trust_score(ephemeral, sensitive_data=["ssn", "credit_card"]).decision == "allow"
     with pytest.raises(ValueError):
@@ -118,7 +120,7 @@ def test_sensitive_data_blocks():
         trust_score({"trust_level": "trusted"})
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(doc=manifests())
 def test_score_is_always_an_int_in_range(doc):
     result = trust_score(CapabilityManifest.from_dict(doc))
@@ -234,3 +236,23 @@ def test_spec_warnings(reversibility, privacy, expected):
     warnings = spec_warnings(manifest("standard", reversibility, privacy))
     assert [path for path, _ in warnings] == expected
     assert all(message for _, message in warnings)
+
+
+def test_huge_window_and_clock_skew():
+    m = manifest(reversibility={"level": "full", "undo_window_seconds": 2**53 - 1})
+    decision = undo_decision(m, executed_at=T0, now="9999-12-31T23:59:59Z")
+    assert decision.allowed and decision.deadline == dt.datetime.max.replace(tzinfo=dt.timezone.utc)
+    short = manifest(reversibility={"level": "full", "undo_window_seconds": 1})
+    assert undo_decision(short, executed_at=T0, now=at(-3600)).allowed  # now before execution
+
+
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(
+    doc=manifests(),
+    executed=st.datetimes(timezones=st.just(dt.timezone.utc)),
+    now=st.datetimes(timezones=st.just(dt.timezone.utc)),
+    state=st.none() | st.text(max_size=8) | st.lists(st.text(max_size=8), max_size=3),
+)
+def test_undo_decision_always_decides(doc, executed, now, state):
+    decision = undo_decision(CapabilityManifest.from_dict(doc), executed_at=executed, now=now, state=state)
+    assert isinstance(decision.allowed, bool) and decision.reason

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey as OsslPublicKey
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 
 from ajpcore import BadSignature, KeyFormatError, MalformedSignature, UnsupportedScheme, ValidationError
 from ajpcore.iatp import (
@@ -73,6 +73,8 @@ def test_readme_documents_the_worked_example_this_code_computes(core):
     end = text.index("\n<!-- iatp-worked-example:end -->")
     assert text[start:end] == block
     assert "000102...1f" in text and SEED.hex().startswith("000102") and SEED.hex().endswith("1f")
+    assert f"the {len(MANIFEST_SIGNATURE_CONTEXT)} ASCII bytes `{MANIFEST_SIGNATURE_CONTEXT.decode()}`" in text
+    assert f"64 signature bytes: {len(signed.signature)} characters" in text
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -229,7 +231,7 @@ def test_signature_errors_are_401():
     assert info.value.status == 401
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(doc=manifests())
 def test_any_manifest_signs_and_verifies_on_both_backends(doc):
     doc = copy.deepcopy(doc)

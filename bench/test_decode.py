@@ -1,0 +1,55 @@
+"""decode:<fixture>: strict I-JSON decoding of the canonical bench fixtures against the usual parsers.
+
+``json.loads+dup-check`` is json with an ``object_pairs_hook`` that refuses
+duplicate member names: the cheapest strictness a pure-Python user can add,
+and the yardstick of the pure twin.
+"""
+
+import importlib
+import json
+
+import msgspec
+import orjson
+import pytest
+
+import data
+
+
+def twin(name):
+    # Imported directly: with tests/ on the path, "conftest" may name the tests' conftest.
+    return importlib.import_module(f"ajpcore._core_{name}")
+
+
+def _unique_pairs(pairs):
+    d = dict(pairs)
+    if len(d) != len(pairs):
+        raise ValueError("duplicate member name")
+    return d
+
+
+def _json_loads_dup_check(doc):
+    return json.loads(doc, object_pairs_hook=_unique_pairs)
+
+
+CONTENDERS = {
+    "ajpcore-c": lambda: twin("c").decode,
+    "ajpcore-py": lambda: twin("py").decode,
+    "orjson.loads": lambda: orjson.loads,
+    "json.loads": lambda: json.loads,
+    "json.loads+dup-check": lambda: _json_loads_dup_check,
+    "msgspec.json.decode": lambda: msgspec.json.decode,
+}
+
+
+@pytest.mark.parametrize("fixture", data.FIXTURES)
+@pytest.mark.parametrize("contender", list(CONTENDERS))
+def test_decode(benchmark, contender, fixture):
+    decode = CONTENDERS[contender]()
+    doc = data.encoded(fixture)
+    benchmark.group = f"decode:{fixture}"
+    benchmark.name = contender
+    if fixture == "mixed8m":
+        value = benchmark.pedantic(decode, args=(doc,), rounds=3, iterations=1)
+    else:
+        value = benchmark(decode, doc)
+    assert value == orjson.loads(doc)
