@@ -210,20 +210,26 @@ MALFORMED = {
     "base64 89 chars": "ed25519:" + B64 + "=",
     "missing padding": "ed25519:" + B64.rstrip("="),
     "nonzero pad bits": "ed25519:" + B64[:85] + "B==",
-    "url-safe alphabet": "ed25519:" + B64[:84].replace(B64[0], "-") + B64[84:] if "-" not in B64 else "ed25519:-" + B64[1:],
-    "url-safe underscore": "ed25519:_" + B64[1:],
+    "url-safe alphabet (-)": "ed25519:" + base64.urlsafe_b64encode(bytes([0xFB, 0xEF, 0xBE] * 21 + [0])).decode(),
+    "url-safe alphabet (_)": "ed25519:" + base64.urlsafe_b64encode(bytes([0xFF] * 63 + [0])).decode(),
+    "url-safe, unpadded": "ed25519:" + base64.urlsafe_b64encode(bytes(range(64))).decode().rstrip("="),
     "whitespace inside": "ed25519:" + B64[:40] + " " + B64[41:],
     "newline inside": "ed25519:" + B64[:40] + "\n" + B64[40:],
     "trailing newline b64": "ed25519:" + B64 + "\n",
     "hex in ed25519": "ed25519:" + "00" * 64,
     "three pad chars": "ed25519:" + B64[:85] + "===",
+    "63 bytes": "ed25519:" + base64.b64encode(bytes(63)).decode(),
+    "65 bytes, also 88 chars": "ed25519:" + base64.b64encode(bytes(65)).decode(),
 }
 
 
 def test_malformed_table_is_really_malformed():
-    # Guard the table itself: each entry differs from a valid signature of its scheme.
+    # Guard the table itself: the valid spellings parse, and every entry is distinct.
     assert signing.parse_signature("sha256:" + HEX)[1] == bytes.fromhex(HEX)
     assert signing.parse_signature("ed25519:" + B64)[1] == bytes(range(64))
+    for raw in (bytes([0xFB, 0xEF, 0xBE] * 21 + [0]), bytes([0xFF] * 63 + [0])):
+        assert signing.parse_signature("ed25519:" + base64.b64encode(raw).decode())[1] == raw
+    assert "-" in MALFORMED["url-safe alphabet (-)"] and "_" in MALFORMED["url-safe alphabet (_)"]
     assert len(set(MALFORMED.values())) == len(MALFORMED)
 
 
