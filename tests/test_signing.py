@@ -185,6 +185,29 @@ def test_unencodable_body_is_encode_error(core):
         sign(dict(BODY, budget={"max_usd": float("nan")}), secret=SECRET)
 
 
+def hostile_bodies():
+    deep = []
+    for _ in range(1_000_000):
+        deep = [deep]
+    cyclic = {"a": []}
+    cyclic["a"].append(cyclic)
+    return {"deep": {"x": deep}, "cyclic": cyclic}
+
+
+@pytest.mark.parametrize("name", ["deep", "cyclic"])
+def test_hostile_bodies_are_encode_errors(twins, monkeypatch, name):
+    import ajpcore._core as _core
+
+    body = dict(hostile_bodies()[name], signature="sha256:" + "0" * 64)
+    results = []
+    for twin in twins:
+        monkeypatch.setattr(_core, "impl", twin)
+        for call in (lambda: sign(body, secret=SECRET), lambda: verify(body, secret=SECRET), lambda: signing_bytes(body)):
+            results.append(refusal(call))
+    assert all(kind is EncodeError and "Nesting deeper" in message for kind, message in results)
+    assert results[:3] == results[3:]
+
+
 # -- strict signature strings ---------------------------------------------------------
 
 HEX = "7c153f1a9799fc04fdc894698053371be4de499b489151fb74297e5fd905bcab"
