@@ -140,6 +140,25 @@ def test_twins_escape_strings_alike(twins, text):
     assert orjson.loads(out) == text
 
 
+mixed_text = st.lists(
+    st.one_of(
+        st.text(st.sampled_from("abcdefgh XYZ0123456789"), max_size=40),
+        st.sampled_from(['"', "\\", "\n", "\x00", "\x7f", "\xe9", "\u6771\u4eac", "\u0434", "\U0001F680", "\u2028"]),
+    ),
+    max_size=25,
+).map("".join)
+
+
+@PROPERTY
+@given(text=mixed_text, chunk_size=st.integers(1, 64))
+def test_twins_agree_on_ascii_runs_inside_wide_strings(twins, text, chunk_size):
+    # Long ASCII runs between non-Latin-1 characters take the native twin's word-wise copy.
+    native, pure = twins
+    out = pure.canonicalize([text, {text: text}])
+    assert native.canonicalize([text, {text: text}]) == out
+    assert streamed(native, [text, {text: text}], chunk_size) == out
+
+
 # -- hostile values -------------------------------------------------------------
 
 

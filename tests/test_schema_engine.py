@@ -127,7 +127,7 @@ KEYWORD_SCHEMAS = [
 
 
 @pytest.mark.parametrize("schema", KEYWORD_SCHEMAS, ids=[str(i) for i in range(len(KEYWORD_SCHEMAS))])
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(value=values)
 def test_keyword_agrees_with_jsonschema(schema, value):
     compiled = compile_schema(schema)
@@ -189,7 +189,7 @@ def _ajp_base():
     return offer
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(doc=mutated(_iatp_base()))
 def test_iatp_schema_agrees_with_jsonschema(doc):
     # The published schema's uri, uri-reference and email formats are annotations for jsonschema
@@ -202,7 +202,7 @@ def test_iatp_schema_agrees_with_jsonschema(doc):
     assert (compiled.errors(doc) == []) == expected
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(doc=mutated(_ajp_base()))
 def test_ajp_01_schema_agrees_with_jsonschema(doc):
     compiled = compile_schema(AJP_01, formats={"uri": None})

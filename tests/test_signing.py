@@ -185,6 +185,29 @@ def test_unencodable_body_is_encode_error(core):
         sign(dict(BODY, budget={"max_usd": float("nan")}), secret=SECRET)
 
 
+def hostile_bodies():
+    deep = []
+    for _ in range(1_000_000):
+        deep = [deep]
+    cyclic = {"a": []}
+    cyclic["a"].append(cyclic)
+    return {"deep": {"x": deep}, "cyclic": cyclic}
+
+
+@pytest.mark.parametrize("name", ["deep", "cyclic"])
+def test_hostile_bodies_are_encode_errors(twins, monkeypatch, name):
+    import ajpcore._core as _core
+
+    body = dict(hostile_bodies()[name], signature="sha256:" + "0" * 64)
+    results = []
+    for twin in twins:
+        monkeypatch.setattr(_core, "impl", twin)
+        for call in (lambda: sign(body, secret=SECRET), lambda: verify(body, secret=SECRET), lambda: signing_bytes(body)):
+            results.append(refusal(call))
+    assert all(kind is EncodeError and "Nesting deeper" in message for kind, message in results)
+    assert results[:3] == results[3:]
+
+
 # -- strict signature strings ---------------------------------------------------------
 
 HEX = "7c153f1a9799fc04fdc894698053371be4de499b489151fb74297e5fd905bcab"
@@ -210,20 +233,26 @@ MALFORMED = {
     "base64 89 chars": "ed25519:" + B64 + "=",
     "missing padding": "ed25519:" + B64.rstrip("="),
     "nonzero pad bits": "ed25519:" + B64[:85] + "B==",
-    "url-safe alphabet": "ed25519:" + B64[:84].replace(B64[0], "-") + B64[84:] if "-" not in B64 else "ed25519:-" + B64[1:],
-    "url-safe underscore": "ed25519:_" + B64[1:],
+    "url-safe alphabet (-)": "ed25519:" + base64.urlsafe_b64encode(bytes([0xFB, 0xEF, 0xBE] * 21 + [0])).decode(),
+    "url-safe alphabet (_)": "ed25519:" + base64.urlsafe_b64encode(bytes([0xFF] * 63 + [0])).decode(),
+    "url-safe, unpadded": "ed25519:" + base64.urlsafe_b64encode(bytes(range(64))).decode().rstrip("="),
     "whitespace inside": "ed25519:" + B64[:40] + " " + B64[41:],
     "newline inside": "ed25519:" + B64[:40] + "\n" + B64[40:],
     "trailing newline b64": "ed25519:" + B64 + "\n",
     "hex in ed25519": "ed25519:" + "00" * 64,
     "three pad chars": "ed25519:" + B64[:85] + "===",
+    "63 bytes": "ed25519:" + base64.b64encode(bytes(63)).decode(),
+    "65 bytes, also 88 chars": "ed25519:" + base64.b64encode(bytes(65)).decode(),
 }
 
 
 def test_malformed_table_is_really_malformed():
-    # Guard the table itself: each entry differs from a valid signature of its scheme.
+    # Guard the table itself: the valid spellings parse, and every entry is distinct.
     assert signing.parse_signature("sha256:" + HEX)[1] == bytes.fromhex(HEX)
     assert signing.parse_signature("ed25519:" + B64)[1] == bytes(range(64))
+    for raw in (bytes([0xFB, 0xEF, 0xBE] * 21 + [0]), bytes([0xFF] * 63 + [0])):
+        assert signing.parse_signature("ed25519:" + base64.b64encode(raw).decode())[1] == raw
+    assert "-" in MALFORMED["url-safe alphabet (-)"] and "_" in MALFORMED["url-safe alphabet (_)"]
     assert len(set(MALFORMED.values())) == len(MALFORMED)
 
 
