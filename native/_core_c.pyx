@@ -876,7 +876,7 @@ cdef inline Py_ssize_t _escape_code(unsigned int c, char* out):
 
 
 cdef int _put_ascii_text(Writer* w, const unsigned char* p, Py_ssize_t n) except -1:
-    """ASCII (or the ASCII runs of Latin-1) text: copy runs, escape the few bytes that need it."""
+    """Latin-1 text (PEP 393 kind 1), buffer-checked: copy plain runs, escape or UTF-8 the rest."""
     cdef Py_ssize_t i = 0, run = 0
     cdef unsigned long long word
     cdef unsigned int c
@@ -930,8 +930,9 @@ cdef int _put_str(Writer* w, object s) except -1:
     cdef Py_ssize_t n = PyUnicode_GET_LENGTH(s)
     cdef int kind = PyUnicode_KIND(s)
     cdef void* raw = PyUnicode_DATA(s)
-    cdef Py_ssize_t i, end, o, run
+    cdef Py_ssize_t i, end, o, copied
     cdef int status
+    cdef bint at_run
     cdef unsigned int c
     cdef char block[_STR_BLOCK * 6]
     if kind == PyUnicode_1BYTE_KIND and w.cap - w.length >= n + 18:
@@ -944,14 +945,14 @@ cdef int _put_str(Writer* w, object s) except -1:
         _put_ascii_text(w, <const unsigned char*>raw, n)
         return _w_put_char(w, b'"')
     i = 0
-    run = 1
+    at_run = True
     while i < n:
         # Runs of plain ASCII go straight into the buffer when it surely holds them (16
         # bytes of slack for the word stores) ...
-        if run and w.cap - w.length >= (n - i) + 16:
-            run = ajp_copy_clean_wide(kind, w.data + w.length, <const char*>raw + i * kind, n - i)
-            w.length += run
-            i += run
+        if at_run and w.cap - w.length >= (n - i) + 16:
+            copied = ajp_copy_clean_wide(kind, w.data + w.length, <const char*>raw + i * kind, n - i)
+            w.length += copied
+            i += copied
             if i >= n:
                 break
         # ... everything else through a small block: escapes, UTF-8, and short ASCII runs
@@ -963,7 +964,7 @@ cdef int _put_str(Writer* w, object s) except -1:
         _w_put(w, block, o)
         if status == 2:
             _w_fail(w, "String contains a lone surrogate")
-        run = status == 1
+        at_run = status == 1
     return _w_put_char(w, b'"')
 
 
