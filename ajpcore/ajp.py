@@ -512,6 +512,7 @@ class JobOffer(_Envelope):
 
 
 _SHA256_SIGNATURE = re.compile(r"sha256:[0-9a-f]{64}").fullmatch
+_SIGN_CHUNK_SIZE = 16384  # as ajpcore.signing streams: O(chunk) memory for any body
 
 
 def _hmac_matches(body: dict, secret: Any) -> bool:
@@ -529,10 +530,8 @@ def _hmac_matches(body: dict, secret: Any) -> bool:
         return False
     rest = dict(body)
     del rest["signature"]
-    impl = _core.impl
-    mac = impl.HmacSigner(secret)
-    mac.update(impl.canonicalize(rest))
-    return hmac.compare_digest(mac.finalize(), bytes.fromhex(signature[7:]))
+    tag = _core.impl.hmac_sha256_canonical(rest, secret, chunk_size=_SIGN_CHUNK_SIZE)
+    return hmac.compare_digest(tag, bytes.fromhex(signature[7:]))
 
 
 # -- JobStatus, JobResult ------------------------------------------------------------------
