@@ -180,3 +180,17 @@ def test_canonicalize_into_memory_stays_within_a_chunk(impl, make):
     total, extra = _streaming_peak(impl, value, chunk_size)
     assert total > 4_000_000
     assert extra <= chunk_size + 64 * 1024, f"{extra} bytes beyond the input"
+
+
+def test_cycles_are_refused_at_the_depth_limit(twins):
+    a = []
+    a.append(a)
+    d = {}
+    d["self"] = [d]
+    for value in (a, d):
+        messages = set()
+        for impl in twins:
+            with pytest.raises(EncodeError, match=f"^Nesting deeper than {impl.MAX_DEPTH} - at") as info:
+                impl.canonicalize(value)
+            messages.add(str(info.value))
+        assert len(messages) == 1
