@@ -698,6 +698,7 @@ _init_tables()
 cdef enum:
     _SCRATCH = 4096       # unbounded mode starts in this stack buffer: no allocation for small documents
     _MAX_CHUNK = 1 << 20  # streaming never buffers more than this, whatever chunk_size allows
+    _COPY_OUT = 1 << 20   # outputs this large are copied out of the grown buffer (see _w_finish)
     _INLINE_MEMBERS = 48  # members of the open objects, on the stack until they outgrow it
     _STR_BLOCK = 64       # non-ASCII text is encoded in blocks of this many code points
 
@@ -843,6 +844,13 @@ cdef object _w_finish(Writer* w):
     cdef object result
     if w.buf == NULL:
         return PyBytes_FromStringAndSize(w.scratch, w.length)
+    if w.length >= _COPY_OUT:
+        # A large output is copied out at its exact size and the grown buffer freed
+        # whole, instead of shrinking that buffer in place.  glibc sizes its mmap
+        # threshold by the blocks freed, so this keeps the next large document in
+        # reused heap memory; shrinking in place left every later call to fault in
+        # fresh pages (about 2000 page faults, 20 % of the time, for 8 MB).
+        return PyBytes_FromStringAndSize(w.data, w.length)
     _PyBytes_Resize(&w.buf, w.length)
     result = <object>w.buf
     Py_XDECREF(w.buf)
