@@ -15,11 +15,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ajpcore import EncodeError
+from ajpcore._core_py import MAX_DEPTH
 from ajpcore.strategies import json_floats, json_strings, json_values
 
 # ``impl`` is stateless, so sharing it across hypothesis examples is safe.
 PROPERTY = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-MAX_DEPTH = 512
 
 
 def outcome(twin, value):
@@ -160,6 +160,10 @@ def test_twins_agree_on_ascii_runs_inside_wide_strings(twins, text, chunk_size):
 
 
 # -- hostile values -------------------------------------------------------------
+
+
+def test_twins_share_the_depth_limit(twins):
+    assert twins[0].MAX_DEPTH == twins[1].MAX_DEPTH == MAX_DEPTH
 
 
 def _deep(n):

@@ -180,3 +180,38 @@ def test_canonicalize_into_memory_stays_within_a_chunk(impl, make):
     total, extra = _streaming_peak(impl, value, chunk_size)
     assert total > 4_000_000
     assert extra <= chunk_size + 64 * 1024, f"{extra} bytes beyond the input"
+
+
+def test_cycles_are_refused_at_the_depth_limit(twins):
+    a = []
+    a.append(a)
+    d = {}
+    d["self"] = [d]
+    for value in (a, d):
+        messages = set()
+        for impl in twins:
+            with pytest.raises(EncodeError, match=f"^Nesting deeper than {impl.MAX_DEPTH} - at") as info:
+                impl.canonicalize(value)
+            messages.add(str(info.value))
+        assert len(messages) == 1
+
+
+def test_ints_around_internal_digit_and_word_sizes(twins):
+    # The native twin reads one-digit ints (|n| < 2**30) directly and others through
+    # PyLong_AsLongLongAndOverflow: check both sides of each edge against the pure twin.
+    edges = [0, 1, -1]
+    for bits in (15, 30, 31, 32, 53, 60, 63, 64, 65):
+        for delta in (-2, -1, 0, 1, 2):
+            edges += [2**bits + delta, -(2**bits) - delta]
+    native, pure = twins
+    for n in edges:
+        got = native.canonicalize(n) if abs(n) < 2**53 or int(float(n)) == n else None
+        if got is not None:
+            assert got == pure.canonicalize(n)
+            if abs(n) < 2**53:
+                assert got == str(n).encode()
+        else:
+            with pytest.raises(EncodeError):
+                native.canonicalize(n)
+            with pytest.raises(EncodeError):
+                pure.canonicalize(n)
