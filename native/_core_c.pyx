@@ -430,6 +430,116 @@ cdef extern from *:
         return i;
     }
 
+    /* The same for UCS-2 / UCS-4 text (PEP 393 kinds 2 and 4): copies the leading plain
+       ASCII code units as bytes.  Packing saturates, so any unit >= 0x80 becomes a byte
+       >= 0x80 or 0 (signed 16-bit overflow), and both stop the copy. */
+    static inline Py_ssize_t ajp_copy_clean_wide(int kind, char *dst, const void *data, Py_ssize_t n) {
+        Py_ssize_t i = 0;
+        const uint16_t *p2 = (const uint16_t *)data;
+        const uint32_t *p4 = (const uint32_t *)data;
+    #if defined(__SSE2__)
+        const __m128i space = _mm_set1_epi8(0x20), quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\\\');
+        while (i + 8 <= n) {
+            __m128i v;
+            if (kind == 2) {
+                __m128i u = _mm_loadu_si128((const __m128i *)(p2 + i));
+                v = _mm_packus_epi16(u, u);
+            } else {
+                __m128i a = _mm_loadu_si128((const __m128i *)(p4 + i));
+                __m128i b = _mm_loadu_si128((const __m128i *)(p4 + i + 4));
+                __m128i h = _mm_packs_epi32(a, b);
+                v = _mm_packus_epi16(h, h);
+            }
+            __m128i bad = _mm_or_si128(_mm_cmplt_epi8(v, space),
+                                       _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)));
+            int mask = _mm_movemask_epi8(bad) & 0xff;
+            _mm_storel_epi64((__m128i *)(dst + i), v);
+            if (mask) {
+    #if defined(__GNUC__) || defined(__clang__)
+                return i + __builtin_ctz((unsigned)mask);
+    #else
+                break;
+    #endif
+            }
+            i += 8;
+        }
+    #endif
+        while (i < n) {
+            uint32_t c = kind == 2 ? p2[i] : p4[i];
+            if (c >= 0x80 || ajp_escaped_byte[c]) return i;
+            dst[i] = (char)c;
+            i++;
+        }
+        return i;
+    }
+
+    /* UTF-8 with JSON escapes (RFC 8785 §3.2.2.2) of UCS-2 / UCS-4 text data[*pos..end)
+       into block (6 bytes a code point at most).  Returns the bytes written and moves
+       *pos; *status: 0 reached end, 1 stopped after 8 plain ASCII characters in a row
+       (the caller copies such runs word-wise), 2 stopped after a lone surrogate. */
+    #if defined(__GNUC__) || defined(__clang__)
+    __attribute__((always_inline))
+    #endif
+    static inline Py_ssize_t ajp_encode_wide_kind(const int kind, const void *data, Py_ssize_t *pos,
+                                                  Py_ssize_t end, char *block, int *status) {
+        static const char hex[] = "0123456789abcdef";
+        const uint16_t *p2 = (const uint16_t *)data;
+        const uint32_t *p4 = (const uint32_t *)data;
+        Py_ssize_t i = *pos, o = 0;
+        int streak = 0;
+        while (i < end) {
+            uint32_t c = kind == 2 ? p2[i] : p4[i];
+            i++;
+            if (c < 0x80) {
+                if (!ajp_escaped_byte[c]) {
+                    block[o++] = (char)c;
+                    if (++streak >= 8) { *pos = i; *status = 1; return o; }
+                    continue;
+                }
+                streak = 0;
+                block[o++] = '\\\\';
+                switch (c) {
+                case '\\b': block[o++] = 'b'; break;
+                case '\\t': block[o++] = 't'; break;
+                case '\\n': block[o++] = 'n'; break;
+                case '\\f': block[o++] = 'f'; break;
+                case '\\r': block[o++] = 'r'; break;
+                case '"': block[o++] = '"'; break;
+                case '\\\\': block[o++] = '\\\\'; break;
+                default:
+                    block[o++] = 'u'; block[o++] = '0'; block[o++] = '0';
+                    block[o++] = hex[c >> 4]; block[o++] = hex[c & 15];
+                }
+                continue;
+            }
+            streak = 0;
+            if (c < 0x800) {
+                block[o++] = (char)(0xC0 | (c >> 6));
+                block[o++] = (char)(0x80 | (c & 0x3F));
+            } else if (c < 0x10000) {
+                if (c >= 0xD800 && c <= 0xDFFF) { *pos = i; *status = 2; return o; }
+                block[o++] = (char)(0xE0 | (c >> 12));
+                block[o++] = (char)(0x80 | ((c >> 6) & 0x3F));
+                block[o++] = (char)(0x80 | (c & 0x3F));
+            } else {
+                block[o++] = (char)(0xF0 | (c >> 18));
+                block[o++] = (char)(0x80 | ((c >> 12) & 0x3F));
+                block[o++] = (char)(0x80 | ((c >> 6) & 0x3F));
+                block[o++] = (char)(0x80 | (c & 0x3F));
+            }
+        }
+        *pos = i;
+        *status = 0;
+        return o;
+    }
+
+    static Py_ssize_t ajp_encode_wide(int kind, const void *data, Py_ssize_t *pos, Py_ssize_t end,
+                                      char *block, int *status) {
+        /* Two copies, each with a constant kind, so the inner loop has no kind test. */
+        return kind == 2 ? ajp_encode_wide_kind(2, data, pos, end, block, status)
+                         : ajp_encode_wide_kind(4, data, pos, end, block, status);
+    }
+
     /* The first 8 bytes of a Latin-1 name, zero-padded, as a big-endian number: comparing
        two of these orders the names as memcmp would (NUL pads sort first, and equal
        prefixes fall through to the full comparison). */
@@ -517,6 +627,8 @@ cdef extern from *:
     unsigned long long ajp_name_prefix(const void* data, Py_ssize_t n) nogil
     void ajp_prefetch(const void* p) nogil
     Py_ssize_t ajp_copy_clean_ascii(char* dst, const unsigned char* p, Py_ssize_t n) nogil
+    Py_ssize_t ajp_copy_clean_wide(int kind, char* dst, const void* data, Py_ssize_t n) nogil
+    Py_ssize_t ajp_encode_wide(int kind, const void* data, Py_ssize_t* pos, Py_ssize_t end, char* block, int* status) nogil
     void ajp_init_escaped_bytes()
     int _name_kind "PyUnicode_KIND" (PyObject* o) nogil
     void* _name_data "PyUnicode_DATA" (PyObject* o) nogil
@@ -564,6 +676,7 @@ _init_tables()
 
 cdef enum:
     _SCRATCH = 4096       # unbounded mode starts in this stack buffer: no allocation for small documents
+    _MAX_CHUNK = 1 << 20  # streaming never buffers more than this, whatever chunk_size allows
     _INLINE_MEMBERS = 48  # members of the open objects, on the stack until they outgrow it
     _STR_BLOCK = 64       # non-ASCII text is encoded in blocks of this many code points
 
@@ -763,7 +876,7 @@ cdef inline Py_ssize_t _escape_code(unsigned int c, char* out):
 
 
 cdef int _put_ascii_text(Writer* w, const unsigned char* p, Py_ssize_t n) except -1:
-    """ASCII (or the ASCII runs of Latin-1) text: copy runs, escape the few bytes that need it."""
+    """Latin-1 text (PEP 393 kind 1), buffer-checked: copy plain runs, escape or UTF-8 the rest."""
     cdef Py_ssize_t i = 0, run = 0
     cdef unsigned long long word
     cdef unsigned int c
@@ -817,7 +930,9 @@ cdef int _put_str(Writer* w, object s) except -1:
     cdef Py_ssize_t n = PyUnicode_GET_LENGTH(s)
     cdef int kind = PyUnicode_KIND(s)
     cdef void* raw = PyUnicode_DATA(s)
-    cdef Py_ssize_t i, end, o
+    cdef Py_ssize_t i, end, o, copied
+    cdef int status
+    cdef bint at_run
     cdef unsigned int c
     cdef char block[_STR_BLOCK * 6]
     if kind == PyUnicode_1BYTE_KIND and w.cap - w.length >= n + 18:
@@ -828,38 +943,28 @@ cdef int _put_str(Writer* w, object s) except -1:
     _w_put_char(w, b'"')
     if kind == PyUnicode_1BYTE_KIND:
         _put_ascii_text(w, <const unsigned char*>raw, n)
-    else:
-        i = 0
-        while i < n:
-            end = i + _STR_BLOCK
-            if end > n:
-                end = n
-            o = 0
-            if kind == PyUnicode_2BYTE_KIND:
-                while i < end:
-                    c = (<const unsigned short*>raw)[i]
-                    i += 1
-                    if c < 0x80 and _ESC[c] == 0:
-                        block[o] = <char>c
-                        o += 1
-                    elif 0xD800 <= c <= 0xDFFF:
-                        _w_put(w, block, o)
-                        _w_fail(w, "String contains a lone surrogate")
-                    else:
-                        o += _escape_code(c, block + o)
-            else:
-                while i < end:
-                    c = (<const unsigned int*>raw)[i]
-                    i += 1
-                    if c < 0x80 and _ESC[c] == 0:
-                        block[o] = <char>c
-                        o += 1
-                    elif 0xD800 <= c <= 0xDFFF:
-                        _w_put(w, block, o)
-                        _w_fail(w, "String contains a lone surrogate")
-                    else:
-                        o += _escape_code(c, block + o)
-            _w_put(w, block, o)
+        return _w_put_char(w, b'"')
+    i = 0
+    at_run = True
+    while i < n:
+        # Runs of plain ASCII go straight into the buffer when it surely holds them (16
+        # bytes of slack for the word stores) ...
+        if at_run and w.cap - w.length >= (n - i) + 16:
+            copied = ajp_copy_clean_wide(kind, w.data + w.length, <const char*>raw + i * kind, n - i)
+            w.length += copied
+            i += copied
+            if i >= n:
+                break
+        # ... everything else through a small block: escapes, UTF-8, and short ASCII runs
+        # (back to the run copier after 8 plain characters in a row).
+        end = i + _STR_BLOCK
+        if end > n:
+            end = n
+        o = ajp_encode_wide(kind, raw, &i, end, block, &status)
+        _w_put(w, block, o)
+        if status == 2:
+            _w_fail(w, "String contains a lone surrogate")
+        at_run = status == 1
     return _w_put_char(w, b'"')
 
 
@@ -1133,11 +1238,14 @@ def canonicalize(value):
 
 
 def canonicalize_into(value, write, *, chunk_size=65536):
-    """Hand the canonical bytes of ``value`` to ``write`` in chunks of at most ``chunk_size``."""
+    """Hand the canonical bytes of ``value`` to ``write`` in chunks of at most ``chunk_size``.
+
+    See ajpcore._core_py.canonicalize_into; this twin hands over at most 1 MiB at a time.
+    """
     if type(chunk_size) is not int or chunk_size < 1:
         raise ValueError("chunk_size must be a positive int")
     cdef Writer w
-    _w_init(&w, chunk_size, write)
+    _w_init(&w, min(chunk_size, _MAX_CHUNK), write)
     try:
         _w_start_stream(&w)
         _put_value(&w, value)

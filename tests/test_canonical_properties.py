@@ -15,11 +15,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ajpcore import EncodeError
+from ajpcore._core_py import MAX_DEPTH
 from ajpcore.strategies import json_floats, json_strings, json_values
 
 # ``impl`` is stateless, so sharing it across hypothesis examples is safe.
 PROPERTY = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-MAX_DEPTH = 512
 
 
 def outcome(twin, value):
@@ -108,7 +108,7 @@ def test_every_double_round_trips_exactly(twins, x):
 
 
 @PROPERTY
-@given(keys=st.lists(json_strings, max_size=12, unique=True))
+@given(keys=st.lists(json_strings, max_size=60, unique=True))
 def test_members_sort_by_utf16_code_units(impl, keys):
     value = {k: i for i, k in enumerate(keys)}
     out = orjson.loads(impl.canonicalize(value))
@@ -140,7 +140,30 @@ def test_twins_escape_strings_alike(twins, text):
     assert orjson.loads(out) == text
 
 
+mixed_text = st.lists(
+    st.one_of(
+        st.text(st.sampled_from("abcdefgh XYZ0123456789"), max_size=40),
+        st.sampled_from(['"', "\\", "\n", "\x00", "\x7f", "\xe9", "\u6771\u4eac", "\u0434", "\U0001F680", "\u2028"]),
+    ),
+    max_size=25,
+).map("".join)
+
+
+@PROPERTY
+@given(text=mixed_text, chunk_size=st.integers(1, 64))
+def test_twins_agree_on_ascii_runs_inside_wide_strings(twins, text, chunk_size):
+    # Long ASCII runs between non-Latin-1 characters take the native twin's word-wise copy.
+    native, pure = twins
+    out = pure.canonicalize([text, {text: text}])
+    assert native.canonicalize([text, {text: text}]) == out
+    assert streamed(native, [text, {text: text}], chunk_size) == out
+
+
 # -- hostile values -------------------------------------------------------------
+
+
+def test_twins_share_the_depth_limit(twins):
+    assert twins[0].MAX_DEPTH == twins[1].MAX_DEPTH == MAX_DEPTH
 
 
 def _deep(n):

@@ -123,7 +123,22 @@ def test_canonicalize_into_chunks(impl, chunk_size):
     assert total == len(b"".join(chunks))
 
 
-@pytest.mark.parametrize("chunk_size", [0, -1, 1.5, "8"])
+def test_canonicalize_into_with_a_huge_chunk_size_buffers_little(impl):
+    import tracemalloc
+
+    value = {"a": list(range(1000)), "b": "x" * 100_000}
+    chunks = []
+    tracemalloc.start()
+    try:
+        impl.canonicalize_into(value, chunks.append, chunk_size=2**62)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert b"".join(chunks) == impl.canonicalize(value)
+    assert peak < 4 * 1024 * 1024  # neither twin reserves chunk_size up front
+
+
+@pytest.mark.parametrize("chunk_size", [0, -1, 1.5, "8", True])
 def test_canonicalize_into_rejects_bad_chunk_size(impl, chunk_size):
     with pytest.raises(ValueError):
         impl.canonicalize_into({}, lambda c: None, chunk_size=chunk_size)
@@ -165,3 +180,17 @@ def test_canonicalize_into_memory_stays_within_a_chunk(impl, make):
     total, extra = _streaming_peak(impl, value, chunk_size)
     assert total > 4_000_000
     assert extra <= chunk_size + 64 * 1024, f"{extra} bytes beyond the input"
+
+
+def test_cycles_are_refused_at_the_depth_limit(twins):
+    a = []
+    a.append(a)
+    d = {}
+    d["self"] = [d]
+    for value in (a, d):
+        messages = set()
+        for impl in twins:
+            with pytest.raises(EncodeError, match=f"^Nesting deeper than {impl.MAX_DEPTH} - at") as info:
+                impl.canonicalize(value)
+            messages.add(str(info.value))
+        assert len(messages) == 1
