@@ -787,6 +787,8 @@ def _deeper_than(buf: bytes, limit: int) -> bool:
             return True
         shape = shape.replace(b"[]", b"")  # one nesting level less
         limit -= 1
+    if not shape:
+        return False
     return max(_accumulate(map(_operator.sub, shape.translate(_DEPTH_STEP), _repeat(1)))) > limit
 
 

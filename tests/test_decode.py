@@ -273,6 +273,18 @@ def test_depth_limit_is_exact(impl, limit):
     assert exc.pos == 5 * limit
 
 
+@pytest.mark.parametrize("depth", range(1, 14))
+def test_depth_of_wide_documents(impl, depth):
+    """More containers than the limit, nested to every depth around the limit."""
+    inner = b"[" * (depth - 1) + b"]" * (depth - 1) if depth > 1 else b"0"
+    doc = b"[" + b",".join([inner] * 700) + b"]"  # depth `depth`
+    assert impl.decode(doc, max_depth=depth) is not None
+    assert refusal(impl, doc, max_depth=depth - 1).reason == f"nesting deeper than {depth - 1}"
+    mixed = b"[" + b",".join([b"1", inner, b'{"a":' + inner + b"}"] * 300) + b"]"  # depth + 1
+    assert impl.decode(mixed, max_depth=depth + 1) is not None
+    assert refusal(impl, mixed, max_depth=depth).reason == f"nesting deeper than {depth}"
+
+
 def test_default_depth_is_512(impl):
     assert impl.decode(b"[" * 512 + b"]" * 512) is not None
     assert refusal(impl, b"[" * 513 + b"]" * 513).pos == 512

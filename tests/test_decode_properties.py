@@ -241,3 +241,22 @@ def test_pure_fast_path_matches_its_reference_parser(data, depth, allow):
 
     kwargs = {"max_depth": depth, "allow_duplicate_keys": allow}
     assert outcome(_core_py, data, **kwargs) == reference_outcome(data, **kwargs)
+
+
+@SETTINGS
+@given(
+    depth=st.integers(0, 12),
+    kinds=st.lists(st.sampled_from([b"[", b'{"a":']), min_size=12, max_size=12),
+    copies=st.integers(80, 200),
+    slack=st.sampled_from([-1, 0, 1, 500]),
+)
+def test_pure_fast_path_depth_check_on_wide_documents(depth, kinds, copies, slack):
+    """More containers than the limit, nested to every depth around it."""
+    from ajpcore import _core_py
+
+    levels = kinds[:depth]
+    closers = {b"[": b"]", b'{"a":': b"}"}
+    item = b"".join(levels) + b"0" + b"".join(closers[x] for x in reversed(levels))
+    doc = b"[" + b",".join([item] * copies) + b"]"
+    limit = max(0, len(levels) + 1 + slack)
+    assert outcome(_core_py, doc, max_depth=limit) == reference_outcome(doc, max_depth=limit)

@@ -42,13 +42,13 @@ def test_one_input(raw: bytes) -> None:
         return
     # First byte: options; the rest: the document (sometimes as str).
     flags, data = raw[0], raw[1:]
-    max_depth = (4, 16, 512, 3)[flags & 3]
-    allow = bool(flags & 4)
-    if flags & 8:
+    max_depth = (512, 3, 4, 8, 9, 16, 0, 1)[flags & 7]
+    allow = bool(flags & 8)
+    if flags & 16:
         data = data.decode("utf-8", "surrogateescape").encode("utf-8", "surrogatepass").decode(
             "utf-8", "surrogatepass"
         )
-    elif flags & 16:
+    elif flags & 32:
         data = bytearray(data)
     results = [outcome(f, data, max_depth, allow) for f in (native.decode, pure.decode, reference)]
     if not results[0] == results[1] == results[2]:
