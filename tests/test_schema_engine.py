@@ -44,6 +44,9 @@ def reference_date_time(text):
 
 FORMAT_CHECKER = jsonschema.FormatChecker()
 FORMAT_CHECKER.checks("date-time")(reference_date_time)
+# Only date-time, for comparisons where the compiled side switches the other formats off.
+DATE_TIME_ONLY = jsonschema.FormatChecker(formats=())
+DATE_TIME_ONLY.checks("date-time")(reference_date_time)
 
 
 def _ecma_pattern(validator, pattern, instance, schema):
@@ -56,10 +59,10 @@ def _ecma_pattern(validator, pattern, instance, schema):
             yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
-def reference(schema):
+def reference(schema, format_checker=FORMAT_CHECKER):
     cls = jsonschema.validators.validator_for(schema)
     cls = jsonschema.validators.extend(cls, {"pattern": _ecma_pattern})
-    return cls(schema, format_checker=FORMAT_CHECKER)
+    return cls(schema, format_checker=format_checker)
 
 
 # -- values --
@@ -196,7 +199,7 @@ def test_iatp_schema_agrees_with_jsonschema(doc):
     # without extra packages; this test compares structure and date-time, the formats it checks.
     formats = {"uri": None, "uri-reference": None, "email": None}
     compiled = compile_schema(IATP, formats=formats)
-    expected = reference(IATP).is_valid(doc)
+    expected = reference(IATP, DATE_TIME_ONLY).is_valid(doc)
     assert compiled.is_valid(doc) == expected
     assert compile_schema(IATP, formats=formats, generate=False).is_valid(doc) == expected
     assert (compiled.errors(doc) == []) == expected
