@@ -2,20 +2,31 @@
 
 RFC 8785 canonical JSON, a strict I-JSON decoder, HMAC-SHA256 and strict
 Ed25519 signatures, and typed envelopes.  The hot paths run in a native
-Cython core (``BACKEND == "c"``) with an exact pure-Python twin (``"py"``).
+Cython core (``BACKEND == "c"``) with an exact pure-Python twin (``"py"``),
+chosen once at import (see ``ajpcore._core``).  The protocol layers are
+submodules: ``ajpcore.ajp``, ``ajpcore.iatp``, ``ajpcore.provenance``,
+``ajpcore.timestamps``; hypothesis strategies live in ``ajpcore.strategies``.
 """
 
 from ._core import BACKEND, impl as _impl
 from .errors import (
     AjpError,
     BadSignature,
+    BudgetRefused,
+    Busy,
     DecodeError,
     EncodeError,
+    InvalidMessage,
     KeyFormatError,
+    KeyUsageError,
     LegacySignature,
     MalformedSignature,
+    ReplayedMessage,
+    SchemaError,
     SignatureError,
     SignerFinalized,
+    TimestampError,
+    TrustRefused,
     UnsupportedScheme,
     ValidationError,
     WeakKey,
@@ -32,22 +43,9 @@ decode = _impl.decode
 # -- signatures and keys --
 HmacSigner = _impl.HmacSigner
 clear_hmac_cache = _impl.clear_hmac_cache
-from .signing import sign, signing_bytes, verify  # noqa: E402  (needs the core above)
 
-
-from .errors import KeyUsageError
-from .keys import Ed25519PrivateKey, Ed25519PublicKey, clear_key_cache
-
-# -- protocols (ajp, iatp, provenance, timestamps) are imported as submodules --
-from .errors import (  # noqa: E402  the protocol refusals, importable from the top level
-    BudgetRefused,
-    Busy,
-    InvalidMessage,
-    ReplayedMessage,
-    SchemaError,
-    TimestampError,
-    TrustRefused,
-)
+from .keys import Ed25519PrivateKey, Ed25519PublicKey, clear_key_cache  # noqa: E402  (needs the core)
+from .signing import sign, signing_bytes, verify  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -55,23 +53,38 @@ __all__ = [
     "BACKEND",
     "MAX_DEPTH",
     "__version__",
+    # core
     "canonicalize",
     "canonicalize_into",
+    "decode",
+    "HmacSigner",
+    "clear_hmac_cache",
+    # signatures and keys
+    "signing_bytes",
+    "sign",
+    "verify",
+    "Ed25519PrivateKey",
+    "Ed25519PublicKey",
+    "clear_key_cache",
+    # errors
     "AjpError",
     "EncodeError",
     "DecodeError",
     "ValidationError",
+    "SchemaError",
+    "TimestampError",
+    "InvalidMessage",
     "SignatureError",
     "BadSignature",
     "MalformedSignature",
     "UnsupportedScheme",
     "LegacySignature",
     "KeyFormatError",
+    "KeyUsageError",
     "WeakKey",
     "SignerFinalized",
-    "HmacSigner",
-    "clear_hmac_cache",
-    "signing_bytes",
-    "sign",
-    "verify",
+    "ReplayedMessage",
+    "BudgetRefused",
+    "TrustRefused",
+    "Busy",
 ]

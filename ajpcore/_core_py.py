@@ -7,10 +7,28 @@ disagree, this one states the intended behaviour.
 
 from __future__ import annotations
 
+import json as _json
+import operator as _operator
+import re
+import threading as _threading
+from hashlib import sha256 as _sha256
+from hmac import compare_digest as _compare_digest
+from itertools import accumulate as _accumulate, repeat as _repeat
 from json.encoder import encode_basestring as _escape_str
-from typing import Any, Callable, List
+from json.encoder import encode_basestring_ascii as _escape_ascii
+from typing import Any, Callable, List, NoReturn, Tuple
 
-from .errors import EncodeError, format_path
+from .errors import (
+    BadSignature,
+    DecodeError,
+    EncodeError,
+    KeyFormatError,
+    KeyUsageError,
+    MalformedSignature,
+    SignerFinalized,
+    WeakKey,
+    format_path,
+)
 
 MAX_DEPTH = 512
 """Deepest nesting of containers ``canonicalize`` accepts (``[]`` has depth 1)."""
@@ -21,10 +39,6 @@ _MAX_SAFE_INT = 2**53 - 1
 # ---------------------------------------------------------------------------
 # Canonical JSON (RFC 8785)
 # ---------------------------------------------------------------------------
-
-import re  # noqa: E402 - kept in this section: the header is shared
-from typing import Tuple  # noqa: E402
-
 
 def _format_double(x: float) -> str:
     """ECMAScript ``Number.prototype.toString`` of a finite double (RFC 8785 §3.2.2.3).
@@ -353,16 +367,6 @@ def canonicalize_into(value: Any, write: Callable[[bytes], Any], *, chunk_size: 
 # Strict decoding (RFC 8259 + I-JSON, RFC 7493)
 # ---------------------------------------------------------------------------
 
-# Imports kept in this section so the sections of this shared file merge apart.
-import json as _json  # noqa: E402
-import operator as _operator  # noqa: E402
-import re as _re  # noqa: E402
-from itertools import accumulate as _accumulate, repeat as _repeat  # noqa: E402
-from json.encoder import encode_basestring_ascii as _escape_ascii  # noqa: E402
-from typing import NoReturn  # noqa: E402
-
-from .errors import DecodeError  # noqa: E402
-
 
 # The error position rule shared by both twins: the input is read left to right
 # and the first problem met is reported.  Grammar errors sit at the first byte
@@ -387,9 +391,9 @@ _HEX_DIGITS = frozenset(b"0123456789abcdefABCDEF")
 _DIGITS = frozenset(b"0123456789")
 _INT_DIGITS_SAFE = 15  # every integer of at most 15 digits is within +-(2**53-1)
 _INT_DIGITS_FINITE = 309  # 10**309 > DBL_MAX: a longer integer literal cannot be a double
-_RAW_TEXT = _re.compile(rb'[^"\\\x00-\x1f]*')
-_WHITESPACE_RUN = _re.compile(rb"[ \t\n\r]*")
-_DIGIT_RUN = _re.compile(rb"[0-9]*")
+_RAW_TEXT = re.compile(rb'[^"\\\x00-\x1f]*')
+_WHITESPACE_RUN = re.compile(rb"[ \t\n\r]*")
+_DIGIT_RUN = re.compile(rb"[0-9]*")
 
 
 class _Refusal(Exception):
@@ -713,7 +717,7 @@ class _StrictParser:
 # The fast path: json's C scanner does the work, and only documents it could
 # read differently from the reference parser are sent to it (a document the
 # fast path refuses is always re-read by _StrictParser, which names the error).
-_SURROGATE_ESCAPE = _re.compile(rb"\\u[dD][89abcdefABCDEF]")
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abcdefABCDEF]")
 # Spot number-like runs with plain substring searches: every digit reads "0", "E" reads "e".
 _NUMBER_SHAPE = bytes.maketrans(b"123456789E", b"000000000e")
 _SAFE_INT_RUN = b"0" * (_INT_DIGITS_SAFE + 1)
@@ -725,7 +729,7 @@ _DEPTH_DROP_1 = bytes(c for c in range(256) if c not in _DEPTH_KEEP)
 _DEPTH_DROP_2 = bytes(c for c in range(256) if c not in b"[]{}")
 _SQUARE_BRACKETS = bytes.maketrans(b"{}", b"[]")  # json has checked that brackets pair up
 _DEPTH_STEP = bytes.maketrans(b"[]", b"\x02\x00")
-_ESCAPED_STRING = _re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+_ESCAPED_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
 
 
 class _NotFast(Exception):
@@ -845,12 +849,6 @@ def decode(data: Any, *, max_depth: int = MAX_DEPTH, allow_duplicate_keys: bool 
 # ---------------------------------------------------------------------------
 # Streaming HMAC-SHA256 (RFC 2104 over OpenSSL's SHA-256 from hashlib)
 # ---------------------------------------------------------------------------
-
-import threading as _threading
-from hashlib import sha256 as _sha256
-from hmac import compare_digest as _compare_digest
-
-from .errors import BadSignature, KeyFormatError, KeyUsageError, SignerFinalized
 
 # The keyed states of recently used secrets, so a server that checks many
 # messages under one secret pays the RFC 2104 key schedule once.  Caching keeps
@@ -1007,8 +1005,6 @@ def hmac_sha256_canonical(value: Any, secret: Any, *, chunk_size: int = 65536) -
 # ---------------------------------------------------------------------------
 # Ed25519 byte-level checks (RFC 8032 encodings; strict policy)
 # ---------------------------------------------------------------------------
-
-from .errors import BadSignature, KeyFormatError, MalformedSignature, WeakKey  # noqa: E402
 
 _ED25519_P = 2**255 - 19
 _ED25519_L = 2**252 + 27742317777372353535851937790883648493

@@ -9,7 +9,6 @@ environment or from files, never from the command line.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from importlib import resources
 from typing import Callable, List, Optional

@@ -331,7 +331,6 @@ def status_mutations() -> _AjpAny:
 
 # -- IATP manifests --
 
-from typing import Any as _Any
 from typing import Dict as _Dict
 from typing import List as _List
 from typing import Tuple as _Tuple

@@ -7,18 +7,35 @@ checks.  Errors are the classes of ``ajpcore.errors``; their text and JSON
 paths are built by the same Python helpers the pure twin uses.
 """
 
+from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
-from cpython.dict cimport PyDict_Keys, PyDict_GetItemWithError
+from cpython.dict cimport PyDict_Next
+from cpython.float cimport PyFloat_FromDouble
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
-from cpython.long cimport PyLong_AsLongLongAndOverflow
-from cpython.mem cimport PyMem_Free
+from cpython.long cimport PyLong_AsLongLongAndOverflow, PyLong_FromLongLong
+from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from cpython.object cimport PyObject
-from cpython.ref cimport Py_XDECREF
+from cpython.ref cimport Py_DECREF, Py_INCREF, Py_XDECREF
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
+from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdlib cimport atoi
-from libc.string cimport memcpy
+from libc.string cimport memcmp, memcpy
 
-from ajpcore.errors import EncodeError, format_path
+import gc as _gc
+import threading as _threading
+from hashlib import sha256 as _sha256
+from hmac import compare_digest as _compare_digest
+
+from ajpcore.errors import (
+    BadSignature,
+    EncodeError,
+    KeyFormatError,
+    KeyUsageError,
+    MalformedSignature,
+    SignerFinalized,
+    WeakKey,
+    format_path,
+)
 from ajpcore._core_py import _format_int as _py_format_int  # rare path: ints beyond 2**53
 
 cdef extern from "Python.h":
@@ -63,10 +80,6 @@ cdef long long _MAX_SAFE_INT = 9007199254740991LL
 # ---------------------------------------------------------------------------
 # Canonical JSON (RFC 8785)
 # ---------------------------------------------------------------------------
-
-from cpython.dict cimport PyDict_Next
-from cpython.mem cimport PyMem_Malloc, PyMem_Realloc
-from cpython.ref cimport Py_INCREF, Py_DECREF
 
 cdef extern from *:
     """
@@ -1291,17 +1304,6 @@ def canonicalize_into(value, write, *, chunk_size=65536):
 # Strict decoding (RFC 8259 + I-JSON, RFC 7493)
 # ---------------------------------------------------------------------------
 
-# cimports and helpers kept in this section so the sections of this shared file merge apart.
-from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
-from cpython.mem cimport PyMem_Malloc, PyMem_Realloc
-from cpython.unicode cimport PyUnicode_DecodeUTF8
-from cpython.float cimport PyFloat_FromDouble
-from cpython.long cimport PyLong_FromLongLong
-from libc.string cimport memcmp
-from cpython.ref cimport Py_INCREF
-
-import gc as _gc
-
 from ajpcore._core_py import (  # the error texts and the big-int rule are shared, never duplicated
     _Refusal,
     _decode_big_int,
@@ -1906,12 +1908,6 @@ def decode(data, *, max_depth=MAX_DEPTH, allow_duplicate_keys=False):
 # Streaming HMAC-SHA256 (RFC 2104 over OpenSSL's SHA-256 from hashlib)
 # ---------------------------------------------------------------------------
 
-import threading as _threading
-from hashlib import sha256 as _sha256
-from hmac import compare_digest as _compare_digest
-
-from ajpcore.errors import BadSignature, KeyFormatError, KeyUsageError, SignerFinalized
-
 # Keyed states of recently used secrets: see the pure twin for why caching them is acceptable.
 HMAC_CACHE_SIZE = 32
 """How many secrets ``HmacSigner`` keeps keyed SHA-256 states for (oldest evicted first; 0: none)."""
@@ -2047,9 +2043,6 @@ def hmac_sha256_canonical(value, secret, *, chunk_size=65536):
 # ---------------------------------------------------------------------------
 # Ed25519 byte-level checks (RFC 8032 encodings; strict policy)
 # ---------------------------------------------------------------------------
-
-from ajpcore.errors import BadSignature, KeyFormatError, MalformedSignature, WeakKey
-from libc.string cimport memcmp
 
 # Little-endian encodings of p = 2**255 - 19 and of the group order L (RFC 8032 §5.1).
 cdef bytes _ED25519_P = bytes.fromhex("edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f")

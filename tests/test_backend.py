@@ -44,3 +44,16 @@ def test_twins_expose_the_same_names(twins):
     for name in PURE_NAMES:
         assert hasattr(native, name) and hasattr(pure, name), name
     assert native.MAX_DEPTH == pure.MAX_DEPTH
+
+
+def test_top_level_exports_every_error_and_api_name():
+    import ajpcore.errors
+
+    exported = set(ajpcore.__all__)
+    missing_errors = [n for n in ajpcore.errors.__all__ if n != "format_path" and n not in exported]
+    assert missing_errors == []
+    for name in ajpcore.__all__:
+        assert hasattr(ajpcore, name), name
+    for name in ["canonicalize", "canonicalize_into", "decode", "HmacSigner", "sign", "verify",
+                 "signing_bytes", "Ed25519PrivateKey", "Ed25519PublicKey"]:
+        assert name in exported, name

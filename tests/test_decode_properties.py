@@ -5,7 +5,7 @@ import math
 
 import orjson
 import pytest
-from hypothesis import HealthCheck, assume, example, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from ajpcore import DecodeError
