@@ -4,7 +4,6 @@ import os
 
 import pytest
 
-import ajpcore
 from conftest import REQUIRE_NATIVE, run_python
 
 PURE_NAMES = ["canonicalize", "canonicalize_into", "MAX_DEPTH"]
