@@ -36,8 +36,14 @@ class AjpError(Exception):
     code: str = "BAD_REQUEST"
 
     def error_body(self) -> dict:
-        """The AJP error body (``{"error": code, "reason": message}``) for this refusal."""
-        return {"error": self.code, "reason": str(self)}
+        """The AJP ``ErrorBody`` a server answers this refusal with, as a JSON object.
+
+        One definition for every error: ``ajpcore.ajp.error_response`` (which also
+        gives the HTTP status).
+        """
+        from .ajp import error_response  # the protocol layer sits above this module
+
+        return error_response(self)[1].to_dict()
 
 
 class EncodeError(AjpError, TypeError):
@@ -207,9 +213,6 @@ class InvalidMessage(AjpError, ValueError):
         self.errors = list(errors) or ["invalid message"]
         super().__init__("; ".join(self.errors))
 
-    def error_body(self) -> dict:
-        return {"error": self.title, "code": self.code, "errors": list(self.errors)}
-
     def __reduce__(self) -> Any:
         return (type(self), (self.errors,))
 
@@ -249,9 +252,6 @@ class Busy(AjpError):
     def __init__(self, reason: str, retry_after: int = 1) -> None:
         self.retry_after = int(retry_after)
         super().__init__(reason)
-
-    def error_body(self) -> dict:
-        return {"error": str(self), "code": self.code, "retry_after": self.retry_after}
 
     def __reduce__(self) -> Any:
         return (type(self), (str(self), self.retry_after))

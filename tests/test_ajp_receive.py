@@ -312,3 +312,23 @@ def test_error_bodies_from_the_errors_themselves():
 
         again = pickle.loads(pickle.dumps(exc))
         assert type(again) is type(exc) and str(again) == str(exc)
+
+
+def test_every_error_body_is_the_one_error_response_gives():
+    from ajpcore.errors import BadSignature, DecodeError, LegacySignature, ValidationError
+
+    refusals = [
+        InvalidMessage(["missing: job_id"]),
+        ValidationError([("$.budget.max_usd", "Expected `number`, got `str`")]),
+        DecodeError("trailing characters", 17),
+        BadSignature("signature does not match"),
+        LegacySignature("upgrade your sender"),
+        Busy("full", retry_after=7),
+        ReplayedMessage("seen"),
+        BudgetRefused("too low"),
+        TrustRefused("unknown sender"),
+    ]
+    for exc in refusals:
+        status, body = ajp.error_response(exc)
+        assert exc.error_body() == body.to_dict()
+        assert status == exc.status
