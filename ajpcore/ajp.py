@@ -38,6 +38,7 @@ from types import MappingProxyType
 from typing import Any, Callable, ClassVar, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple, Union
 
 from . import _core
+from ._jsoncopy import copy_json
 from ._schema import CompiledSchema, compile_schema
 from .errors import (
     AjpError,
@@ -98,39 +99,6 @@ JOB_STATUSES = ("accepted", "running", "completed", "failed", "rejected", "expir
 
 _MISSING: Any = object()
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
-
-
-def _copy_json(value: Any) -> Any:
-    """A deep copy of a JSON value into plain dicts and lists (scalars shared).
-
-    Iterative, so any depth is safe; deeper than ``MAX_DEPTH`` (which no canonical
-    form allows) is a ``ValidationError``.
-    """
-    if not isinstance(value, (dict, list)):
-        return value
-    limit = _core.impl.MAX_DEPTH
-    root: Any = {} if isinstance(value, dict) else []
-    stack = [(value, root, 1)]
-    while stack:
-        source, target, depth = stack.pop()
-        if depth > limit:
-            raise ValidationError([("$", f"Nesting deeper than {limit}")])
-        pairs = source.items() if isinstance(source, dict) else enumerate(source)
-        is_dict = type(target) is dict
-        for k, v in pairs:
-            if isinstance(v, dict):
-                child: Any = {}
-                stack.append((v, child, depth + 1))
-            elif isinstance(v, list):
-                child = []
-                stack.append((v, child, depth + 1))
-            else:
-                child = v
-            if is_dict:
-                target[k] = child
-            else:
-                target.append(child)
-    return root
 
 
 def _schema(name: str) -> Tuple[Any, CompiledSchema]:
@@ -216,9 +184,10 @@ class _Envelope:
 
         Raises ``ValidationError`` listing every problem with its JSON path.
         """
+        value = copy_json(value)
         if not cls._SCHEMA.is_valid(value):
             raise ValidationError(cls._SCHEMA.errors(value))
-        return cls._wrap(_copy_json(value))
+        return cls._wrap(value)
 
     @classmethod
     def from_json(cls, data: Union[bytes, bytearray, memoryview, str]) -> Any:
@@ -236,7 +205,7 @@ class _Envelope:
         """A fresh JSON object: the received one (same members, same order, unknown
         members kept) or, when built from keywords, the fields that are not None
         followed by ``extra``."""
-        return _copy_json(self._raw)
+        return copy_json(self._raw)
 
     def to_json(self) -> bytes:
         """The RFC 8785 canonical JSON bytes of ``to_dict()``."""
@@ -341,18 +310,18 @@ def _init_from_keywords(obj: _Envelope, cls: Any, values: Dict[str, Any], extra:
             if isinstance(v, part):
                 v = v.to_dict()
             elif isinstance(v, Mapping):
-                v = _copy_json(dict(v))
+                v = copy_json(dict(v))
             else:
                 raise ValidationError([(f"$.{key}", f"Expected `{part.__name__}` or an object, got `{type(v).__name__}`")])
         else:
-            v = _copy_json(list(v) if type(v) is tuple else v)
+            v = copy_json(list(v) if type(v) is tuple else v)
         raw[key] = v
     if extra:
         clash = cls._KNOWN.intersection(extra)
         if clash:
             raise TypeError(f"`extra` repeats known member(s) {', '.join(sorted(clash))}: pass them as keywords")
         for k, v in extra.items():
-            raw[k] = _copy_json(v)
+            raw[k] = copy_json(v)
     checked = raw
     if "signature" in cls._KNOWN and "signature" not in raw:
         # Built unsigned, to be signed with `.signed(...)`: check everything else.

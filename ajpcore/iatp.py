@@ -51,10 +51,10 @@ from typing import (
 )
 
 from . import _core
+from ._jsoncopy import copy_json, copy_json_collecting
 from .errors import (
     BadSignature,
     TrustRefused,
-    EncodeError,
     KeyFormatError,
     MalformedSignature,
     TimestampError,
@@ -239,105 +239,6 @@ def _problems(name: str, subpath: Tuple[str, ...], value: Any) -> List[Tuple[str
     return list(_validator(name, *subpath).errors(value))
 
 
-_MAX_SAFE_INT = 2**53 - 1
-
-
-# Hostile input arrives as a Python object as often as bytes: from_dict walks it
-# without recursion, refuses what has no JSON form and copies it, so the typed
-# object never aliases the caller's containers.
-def _json_copy(value: Any, errors: List[Tuple[str, str]]) -> Any:
-    max_depth = _core.impl.MAX_DEPTH
-
-    def scalar(v: Any, steps: List[Any]) -> Any:
-        t = type(v)
-        if v is None or t is bool or t is str:
-            if t is str:
-                try:
-                    v.encode("utf-8")
-                except UnicodeEncodeError:
-                    errors.append((format_path(steps), "String contains a lone surrogate"))
-            return v
-        if t is int:
-            if not -_MAX_SAFE_INT <= v <= _MAX_SAFE_INT:
-                # Beyond 2**53 an int is JSON only if one binary64 carries it
-                # exactly (the rule canonicalize and decode share).
-                try:
-                    _core.impl.canonicalize(v)
-                except EncodeError as exc:
-                    errors.append((format_path(steps), exc.reason))
-            return v
-        if t is float:
-            if v != v or v in (float("inf"), float("-inf")):
-                errors.append((format_path(steps), f"Non-finite float `{v!r}` has no JSON form"))
-            return v
-        if isinstance(v, int):
-            return int(v)
-        if isinstance(v, float):
-            return scalar(float(v), steps)
-        if isinstance(v, str):
-            return scalar(str(v), steps)
-        errors.append((format_path(steps), f"Expected a JSON value, got `{type(v).__name__}`"))
-        return None
-
-    def container(v: Any) -> bool:
-        return isinstance(v, (dict, list, tuple, Mapping))
-
-    if not container(value):
-        return scalar(value, [])
-    root: Any = {} if isinstance(value, Mapping) else []
-    # Each frame: source container, its copy, iterator over its items, its path.
-    stack: List[Tuple[Any, Any, Any, List[Any]]] = []
-
-    def push(src: Any, dst: Any, steps: List[Any]) -> bool:
-        if len(stack) >= max_depth:
-            errors.append((format_path(steps), f"Nesting deeper than {max_depth} levels"))
-            return False
-        items = iter(src.items()) if isinstance(src, Mapping) else iter(enumerate(src))
-        stack.append((src, dst, items, steps))
-        return True
-
-    push(value, root, [])
-    while stack:
-        src, dst, items, steps = stack[-1]
-        for key, item in items:
-            if isinstance(src, Mapping):
-                if not isinstance(key, str):
-                    errors.append((format_path(steps), f"Expected `str` member names, got `{type(key).__name__}`"))
-                    continue
-                key = str(key)
-                try:
-                    key.encode("utf-8")
-                except UnicodeEncodeError:
-                    errors.append((format_path(steps), "Member name contains a lone surrogate"))
-            child_steps = steps + [key]
-            if container(item):
-                child: Any = {} if isinstance(item, Mapping) else []
-                if isinstance(dst, dict):
-                    dst[key] = child
-                else:
-                    dst.append(child)
-                if push(item, child, child_steps):
-                    break
-            else:
-                copied = scalar(item, child_steps)
-                if isinstance(dst, dict):
-                    dst[key] = copied
-                else:
-                    dst.append(copied)
-        else:
-            stack.pop()
-    return root
-
-
-def _copy_json_value(value: Any) -> Any:
-    """A deep copy of a value already known to be JSON (decoded or checked)."""
-    errors: List[Tuple[str, str]] = []
-    copied = _json_copy(value, errors)
-    if errors:
-        raise ValidationError(errors)
-    return copied
-
-
 # ---------------------------------------------------------------------------
 # Typed parts: one declaration per member (attribute, JSON name, kind)
 # ---------------------------------------------------------------------------
@@ -436,11 +337,7 @@ class _Part:
         input is copied (never aliased).  Raises ``ValidationError`` listing
         every problem, each with its JSON path.
         """
-        errors: List[Tuple[str, str]] = []
-        copied = _json_copy(data, errors)
-        if errors:
-            raise ValidationError(errors)
-        return cls._from_checked(copied)
+        return cls._from_checked(copy_json(data))
 
     @classmethod
     def _from_checked(cls: Type[_P], data: Any) -> _P:
@@ -478,7 +375,7 @@ class _Part:
                 value = [v.to_dict() if isinstance(v, _Part) else v.value for v in value]
             out[name] = value
         for key, value in self.extra.items():
-            out[key] = _copy_json_value(value)
+            out[key] = copy_json(value)
         return out
 
     def to_json(self) -> bytes:
@@ -536,12 +433,12 @@ class _Part:
             clashes = sorted(set(self.extra) & self._NAMES)
             for key in clashes:
                 errors.append((format_path([key]), "Declared member given in `extra`"))
-            extra = _json_copy(dict(self.extra), errors)
+            extra = copy_json_collecting(dict(self.extra), errors)
             object.__setattr__(self, "extra", MappingProxyType(extra if isinstance(extra, dict) else {}))
         if errors:
             raise ValidationError(errors)
         document = self.to_dict()
-        _json_copy(document, errors)  # NaN, huge ints, lone surrogates, depth of the whole
+        copy_json_collecting(document, errors)  # NaN, huge ints, lone surrogates, depth of the whole
         errors.extend(_problems(self._SCHEMA[0], self._SCHEMA[1:], document))
         if errors:
             raise ValidationError(errors)
@@ -1126,7 +1023,7 @@ def manifest_from_reference_model(
     converted manifest breaks (paths into the wire manifest).
     """
     errors: List[Tuple[str, str]] = []
-    source = _json_copy(model, errors)
+    source = copy_json_collecting(model, errors)
     if errors:
         raise ValidationError(errors)
     if not isinstance(source, dict):

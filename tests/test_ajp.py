@@ -420,3 +420,22 @@ def test_hostile_bytes_are_decode_errors(core):
         ajp.JobOffer.from_json(b"[" * 1_000_000 + b"]" * 1_000_000)
     with pytest.raises(DecodeError):
         ajp.JobOffer.from_json(b'{"ajp": "0.1", "job_id": "\\ud800xxxxxxx"}')
+
+
+@pytest.mark.parametrize(
+    "payload, reason",
+    [
+        ({"x": "\ud800"}, "String contains a lone surrogate - at `$.task.input.x`"),
+        ({"x": {1, 2}}, "Expected a JSON value, got `set` - at `$.task.input.x`"),
+        ({3: 4}, "Expected `str` member names, got `int` - at `$.task.input`"),
+        ({"x": float("nan")}, "Non-finite float `nan` has no JSON form - at `$.task.input.x`"),
+        ({"x": 2**64 + 1}, "- at `$.task.input.x`"),
+    ],
+)
+def test_from_dict_refuses_values_without_a_json_form_in_free_form_members(payload, reason):
+    # Free-form members (task.input) have no schema constraint: the checked copy is what refuses.
+    doc = copy.deepcopy(MESSAGES["JobOffer"])
+    doc["task"]["input"] = payload
+    with pytest.raises(ValidationError) as info:
+        ajp.JobOffer.from_dict(doc)
+    assert str(info.value).endswith(reason)
