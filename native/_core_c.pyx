@@ -773,6 +773,13 @@ cdef void _w_release(Writer* w):
 
 
 cdef int _w_start_stream(Writer* w) except -1:
+    """Streaming starts in the stack scratch: a small document costs one exact-size bytes."""
+    w.data = w.scratch
+    w.cap = w.chunk if w.chunk < _SCRATCH else _SCRATCH
+    return 0
+
+
+cdef int _w_new_chunk(Writer* w) except -1:
     w.buf = PyBytes_FromStringAndSize_raw(NULL, w.chunk)
     w.data = PyBytes_AS_STRING(<object>w.buf)
     w.cap = w.chunk
@@ -780,14 +787,21 @@ cdef int _w_start_stream(Writer* w) except -1:
 
 
 cdef int _w_flush(Writer* w, bint more) except -1:
-    """Streaming: hand the filled bytes object over and, if ``more``, start a new one."""
+    """Streaming: hand what is buffered over as bytes and, if ``more``, start a new chunk.
+
+    A chunk filled in a bytes object is handed over as that object (no copy);
+    the stack scratch, used only until the first flush, is copied out.
+    """
     cdef PyObject* full
     if w.length == 0:
         return 0
-    if w.length != w.cap:
-        _PyBytes_Resize(&w.buf, w.length)
-    full = w.buf
-    w.buf = NULL
+    if w.buf == NULL:
+        full = PyBytes_FromStringAndSize_raw(w.scratch, w.length)
+    else:
+        if w.length != w.cap:
+            _PyBytes_Resize(&w.buf, w.length)
+        full = w.buf
+        w.buf = NULL
     w.data = NULL
     w.total += w.length
     w.length = 0
@@ -796,7 +810,7 @@ cdef int _w_flush(Writer* w, bint more) except -1:
     finally:
         Py_XDECREF(full)
     if more:
-        _w_start_stream(w)
+        _w_new_chunk(w)
     return 0
 
 
