@@ -9,12 +9,16 @@ environment or from files, never from the command line.
 from __future__ import annotations
 
 import argparse
+import base64
+import os
 import sys
 from importlib import resources
 from typing import Callable, List, Optional
 
 from . import BACKEND, __version__, canonicalize, decode
-from .errors import AjpError
+from .errors import AjpError, DecodeError, KeyFormatError, SignatureError, ValidationError, WeakKey
+from .keys import PKCS8_PREFIX, Ed25519PrivateKey, Ed25519PublicKey
+from .signing import sign, verify
 
 EXIT_OK = 0
 EXIT_INVALID = 1
@@ -63,8 +67,6 @@ def cmd_canonicalize(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from .errors import SignatureError
-    from .signing import sign, verify
 
     offer = _load_json(_example_bytes("offer.json"))
     secret = b"ajpcore-demo-secret"
@@ -101,7 +103,6 @@ def cmd_decode_check(args: argparse.Namespace) -> int:
 
 def _secret_from_env(name: str) -> bytes:
     """The HMAC secret from environment variable ``name`` (raw bytes where the OS has them)."""
-    import os
 
     if os.environ.get(name) is None:
         raise CliError(f"environment variable `{name}` is not set (it must hold the HMAC secret)")
@@ -112,7 +113,6 @@ def _secret_from_env(name: str) -> bytes:
 
 
 def _private_key_from_file(path: str):
-    from .keys import Ed25519PrivateKey
 
     try:
         text = _read_input(path).decode("ascii").strip()
@@ -129,7 +129,6 @@ def _signed_body(args: argparse.Namespace) -> dict:
 
 
 def cmd_sign(args: argparse.Namespace) -> int:
-    from .signing import sign
 
     body = _signed_body(args)
     if args.secret_env is not None:
@@ -143,8 +142,6 @@ def cmd_sign(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from .errors import SignatureError
-    from .signing import verify
 
     body = _signed_body(args)
     try:
@@ -158,9 +155,6 @@ def cmd_verify(args: argparse.Namespace) -> int:
     _write(f"valid: {body['signature'].partition(':')[0]} signature\n".encode())
     return EXIT_OK
 
-
-import base64  # noqa: E402
-import os  # noqa: E402
 
 DEFAULT_KEY_FILE = "ajpcore-ed25519.key"
 
@@ -191,7 +185,6 @@ def _read_key_text(arg: str) -> str:
 
 
 def cmd_keygen(args: argparse.Namespace) -> int:
-    from .keys import Ed25519PrivateKey
 
     key = Ed25519PrivateKey.generate()
     _write_private_key(args.out, key.to_string())
@@ -208,8 +201,6 @@ def cmd_keygen(args: argparse.Namespace) -> int:
 
 
 def cmd_fingerprint(args: argparse.Namespace) -> int:
-    from .errors import WeakKey
-    from .keys import PKCS8_PREFIX, Ed25519PrivateKey, Ed25519PublicKey
 
     text = _read_key_text(args.key)
     private_prefix = base64.b64encode(PKCS8_PREFIX).decode("ascii")[:20]
@@ -268,31 +259,25 @@ def _check_now(args: argparse.Namespace):
 
 
 def _check_secret(args: argparse.Namespace) -> Optional[bytes]:
-    """The HMAC secret named by ``--secret-env`` (UTF-8 of the variable's value), or None."""
-    import os
+    """The HMAC secret named by ``--secret-env``, or None when none was asked for."""
+    return None if args.secret_env is None else _secret_from_env(args.secret_env)
 
-    if args.secret_env is None:
-        return None
-    value = os.environb.get(args.secret_env.encode()) if os.supports_bytes_environ else None
-    if value is None:
-        text = os.environ.get(args.secret_env)
-        value = None if text is None else text.encode()
-    if value is None:
-        raise CliError(f"--secret-env: environment variable {args.secret_env} is not set")
-    return value
+
+def _print_problems(exc: ValidationError) -> int:
+    """Every problem of a refused document on stderr, one ``<reason> - at `<path>``` line each; exit 1."""
+    for path, reason in exc.errors:
+        print(f"{reason} - at `{path}`", file=sys.stderr)
+    return EXIT_INVALID
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from .errors import DecodeError, ValidationError
 
     kind = CHECK_KINDS[args.kind]
     data = _read_input(args.file)
     try:
         lines = kind.run(data, args)
     except ValidationError as exc:
-        for path, reason in exc.errors:
-            print(f"{reason} - at `{path}`", file=sys.stderr)
-        return EXIT_INVALID
+        return _print_problems(exc)
     except DecodeError:
         raise
     except AjpError as exc:
@@ -361,8 +346,6 @@ def _manifest_from(data: bytes):
 
 def _pinned_key(args: argparse.Namespace):
     """``--public-key`` (text or a key file) parsed up front, so a bad key is a usage error (exit 2)."""
-    from .errors import KeyFormatError
-    from .keys import Ed25519PublicKey
 
     if getattr(args, "public_key", None) is None:
         return None
@@ -402,14 +385,7 @@ def _check_manifest(data: bytes, args: argparse.Namespace) -> List[str]:
 register_check("manifest", "IATP capability manifest", _check_manifest)
 
 
-def _print_problems(exc) -> int:
-    for path, reason in exc.errors:
-        print(f"{reason} - at `{path}`", file=sys.stderr)
-    return EXIT_INVALID
-
-
 def cmd_manifest_sign(args: argparse.Namespace) -> int:
-    from .errors import ValidationError
     from .iatp import sign_manifest
 
     key = _private_key_from_file(args.key)
@@ -422,7 +398,6 @@ def cmd_manifest_sign(args: argparse.Namespace) -> int:
 
 
 def cmd_manifest_verify(args: argparse.Namespace) -> int:
-    from .errors import SignatureError, ValidationError
     from .iatp import verify_manifest
 
     pinned = _pinned_key(args)

@@ -89,4 +89,7 @@ def test_malformed_input_exits_2(raw):
 def test_usage_errors_exit_2():
     assert check("offer", MESSAGES["JobOffer"], "--now", "yesterday").returncode == 2
     assert check("offer", MESSAGES["JobOffer"], "--secret-env", "AJP_UNSET_VARIABLE").returncode == 2
+    # An empty secret is a usage error too, as for `ajpcore verify`: one reader serves both.
+    empty = check("offer", MESSAGES["JobOffer"], "--secret-env", "AJP_SECRET", secret="")
+    assert empty.returncode == 2 and b"is empty" in empty.stderr
     assert check("nonsense", {}).returncode == 2
