@@ -29,8 +29,6 @@ from __future__ import annotations
 
 import hashlib
 import heapq
-import hmac
-import re
 import secrets
 import time
 from datetime import datetime, timezone
@@ -54,6 +52,7 @@ from .errors import (
     ValidationError,
 )
 from .schemas import load as _load_schema
+from .signing import sign, verify
 from .timestamps import timestamp_micros
 
 __all__ = [
@@ -460,47 +459,16 @@ class JobOffer(_Envelope):
         Returns None when valid; raises ``BadSignature``, ``MalformedSignature``,
         ``UnsupportedScheme``, ``LegacySignature`` (all HTTP 401) or a key error.
         """
-        if public_key is None and backend is None and _hmac_matches(self._raw, secret):
-            return
-        from .signing import verify
-
-        # Every other case, and every failure, goes through the full check (scheme
-        # rules, legacy-form detection, precise errors).
         verify(self._raw, secret=secret, public_key=public_key, backend=backend)
 
     def signed(self, *, secret: Any = None, private_key: Any = None) -> "JobOffer":
         """A copy of this offer carrying the signature of its body (unknown members included)."""
-        from .signing import sign
-
         body = self.to_dict()
         body["signature"] = sign(body, secret=secret, private_key=private_key)
         return JobOffer.from_dict(body)
 
     def _body(self) -> dict:
         return self._raw
-
-
-_SHA256_SIGNATURE = re.compile(r"sha256:[0-9a-f]{64}").fullmatch
-_SIGN_CHUNK_SIZE = 16384  # as ajpcore.signing streams: O(chunk) memory for any body
-
-
-def _hmac_matches(body: dict, secret: Any) -> bool:
-    """True only when ``body["signature"]`` is exactly the HMAC-SHA256 of ``signing_bytes(body)``.
-
-    The receive path's fast acceptance: one canonical encoding and one MAC over
-    the cached keyed state, compared in constant time.  Any other outcome
-    (including a wrong key type) returns False and the caller runs
-    ``ajpcore.signing.verify``, which decides and explains.
-    """
-    signature = body.get("signature")
-    if type(signature) is not str or _SHA256_SIGNATURE(signature) is None:
-        return False
-    if type(secret) not in (bytes, str) or not secret:
-        return False
-    rest = dict(body)
-    del rest["signature"]
-    tag = _core.impl.hmac_sha256_canonical(rest, secret, chunk_size=_SIGN_CHUNK_SIZE)
-    return hmac.compare_digest(tag, bytes.fromhex(signature[7:]))
 
 
 # -- JobStatus, JobResult ------------------------------------------------------------------
@@ -567,7 +535,6 @@ class _ResultLike(_Envelope):
         ``mode="any"``: full first, then sdk.  Raises the full-body check's
         ``SignatureError`` when nothing matches.
         """
-        from .signing import verify
 
         if mode not in ("any",) + _VERIFY_MODES:
             raise ValueError(f"mode must be `any`, `full` or `sdk`, got {mode!r}")
@@ -656,8 +623,6 @@ class JobResult(_ResultLike):
 
     def signed(self, *, secret: Any = None, private_key: Any = None, mode: str = "full") -> "JobResult":
         """A copy signed over the full body (``mode="full"``) or the SDK subset (``"sdk"``)."""
-        from .signing import sign
-
         if mode not in _VERIFY_MODES:
             raise ValueError(f"mode must be `full` or `sdk`, got {mode!r}")
         body = self.to_dict()

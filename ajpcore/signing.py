@@ -228,6 +228,18 @@ def verify(body: dict, *, secret: Any = None, public_key: Any = None, backend: O
     strict policy refuses); EncodeError when ``body`` is not a dict or has no
     canonical JSON form.
     """
+    if public_key is None and backend is None and type(body) is dict and (type(secret) is str or type(secret) is bytes) and secret:
+        # The hot path (a receiver checking an HMAC-signed body), inlined as in `sign`:
+        # accept only an exact match; anything else falls through to the full check
+        # below, which decides and explains (scheme rules, legacy form, errors).
+        signature = body.get("signature")
+        m = _SHA256_SIGNATURE.fullmatch(signature) if type(signature) is str else None
+        if m is not None:
+            rest = body.copy()
+            del rest["signature"]
+            tag = _core.impl.hmac_sha256_canonical(rest, secret, chunk_size=SIGN_CHUNK_SIZE)
+            if compare_digest(tag, bytes.fromhex(m.group(1))):
+                return
     _one_key(secret, public_key, "public_key")
     if backend is not None and backend not in _BACKENDS:
         raise KeyUsageError(f"unknown Ed25519 backend `{backend}` (expected `cryptography` or `pynacl`)")
