@@ -1296,28 +1296,20 @@ def verify_attestation(
     differs from the one expected; ``KeyFormatError`` for an unusable
     ``public_key``; ``ValidationError`` for an invalid dict or time.
     """
-    from .keys import Ed25519PublicKey
+    from .keys import Ed25519PublicKey, _strict_b64decode
 
     typed = attestation if isinstance(attestation, Attestation) else Attestation.from_dict(attestation)
     key = public_key
     if not isinstance(key, Ed25519PublicKey):
         if isinstance(key, str) and len(key) == 44 and not key.startswith("ed25519:"):
-            try:
-                raw_key = base64.b64decode(key.encode("ascii"), validate=True)
-            except (ValueError, UnicodeEncodeError):
-                raw_key = b""
-            if len(raw_key) != 32 or base64.b64encode(raw_key).decode("ascii") != key:
-                raise KeyFormatError("Expected the standard base64 of a 32-byte Ed25519 key")
-            key = Ed25519PublicKey.from_bytes(raw_key)
+            # The reference's raw form: standard base64 of the 32 key bytes.
+            key = Ed25519PublicKey.from_bytes(_strict_b64decode(key, 32, "Ed25519 public key"))
         else:
             key = Ed25519PublicKey.from_string(key)
-    text = typed.signature
     try:
-        raw = base64.b64decode(text.encode("ascii"), validate=True) if len(text) == 88 else b""
-    except (ValueError, UnicodeEncodeError):
-        raw = b""
-    if len(raw) != 64 or base64.b64encode(raw).decode("ascii") != text:
-        raise MalformedSignature("Expected 88 characters of canonical base64 (64 bytes) - at `$.signature`")
+        raw = _strict_b64decode(typed.signature, 64, "Ed25519 signature")
+    except KeyFormatError as exc:
+        raise MalformedSignature(f"{exc} - at `$.signature`") from None
     key.verify(raw, attestation_signing_bytes(typed), backend=backend)
     current = _parse_time(now, "now")
     issued = _parse_time(typed.timestamp, "timestamp")
