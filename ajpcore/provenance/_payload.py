@@ -42,7 +42,8 @@ def load_key(key: Any, what: str) -> Tuple[Optional[Ed25519PublicKey], Optional[
 def document_payload(domain: bytes, document: Dict[str, Any]) -> bytes:
     """``domain + canonicalize(document without its top-level "signature")``; raises ``EncodeError``."""
     covered = {k: v for k, v in document.items() if k != "signature"}
-    return domain + _core.impl.canonicalize(covered)
+    body: bytes = _core.impl.canonicalize(covered)
+    return domain + body
 
 
 def signature_failure(
@@ -79,7 +80,8 @@ def describe(value: Any) -> str:
         text = value if len(value) <= 40 else value[:37] + "..."
         return repr(text)
     try:
-        text = _core.impl.canonicalize(value).decode("utf-8")
+        encoded: bytes = _core.impl.canonicalize(value)
+        text = encoded.decode("utf-8")
     except (AjpError, RecursionError):
         return f"`{type(value).__name__}`"
     return text if len(text) <= 40 else text[:37] + "..."

@@ -199,6 +199,7 @@ def verify_attestation(
     key, why = load_key(issuer_public_key, "issuer public key")
     if key is None:
         return AttestationVerification("unchecked", why, **facts)
+    assert isinstance(issuer, dict)  # checked with the other members above
     if issuer["key_fingerprint"] != key.fingerprint:
         return AttestationVerification("invalid", "attestation names a different issuer key than the one given", **facts)
     try:
@@ -230,7 +231,8 @@ def withdrawal_signing_payload(issuer: Any, attestation_id: Any) -> bytes:
     ]
     if problems:
         raise ValidationError(problems)
-    return WITHDRAWAL_DOMAIN + _core.impl.canonicalize({"attestation_id": attestation_id, "issuer": issuer})
+    body: bytes = _core.impl.canonicalize({"attestation_id": attestation_id, "issuer": issuer})
+    return WITHDRAWAL_DOMAIN + body
 
 
 def sign_withdrawal(issuer: Any, attestation_id: Any, private_key: Any) -> Dict[str, Any]:

@@ -85,7 +85,8 @@ def declaration_signing_payload(decl: Any) -> bytes:
         if not isinstance(identity, dict):
             raise ValidationError([("$.identity", "must be an object when present")])
         covered["identity"] = {k: v for k, v in identity.items() if k != "signature"}
-    return DECLARATION_DOMAIN + _core.impl.canonicalize(covered)
+    body: bytes = _core.impl.canonicalize(covered)
+    return DECLARATION_DOMAIN + body
 
 
 def declaration_digest(decl: Any) -> str:
@@ -200,7 +201,8 @@ def verify_declaration(
 
 def _describe(value: Any) -> str:
     try:
-        return _core.impl.canonicalize(value).decode("utf-8")
+        encoded: bytes = _core.impl.canonicalize(value)
+        return encoded.decode("utf-8")
     except AjpError:
         return type(value).__name__
 
