@@ -138,7 +138,8 @@ def new_offer(
         "expires_at": format_timestamp(expires),
         "signature": _UNSIGNED,
     }
-    return JobOffer.from_dict(body).signed(**keys)
+    signed: JobOffer = JobOffer.from_dict(body).signed(**keys)
+    return signed
 
 
 def new_result(
@@ -183,4 +184,5 @@ def new_result(
         "signature": _UNSIGNED,
     }
     keys = {"secret": secret} if secret is not None else {"private_key": private_key}
-    return JobResult.from_dict(body).signed(mode=mode, **keys)
+    result: JobResult = JobResult.from_dict(body).signed(mode=mode, **keys)
+    return result
