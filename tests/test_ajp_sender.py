@@ -4,9 +4,8 @@ them; on both core twins and both Ed25519 backends."""
 
 from __future__ import annotations
 
-import copy
-import json
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -352,3 +351,69 @@ def test_new_offer_round_trips_through_receive_offer(task_input):
                           task={"type": "t", "instruction": "i", "input": task_input}, now=NOW, private_key=KEY)
     got = ajp.receive_offer(built.to_json(), now=NOW, declaration=DECL_BYTES, retrieved_from=URL)
     assert got.to_json() == built.to_json()  # the same canonical bytes (ints past 2**53 are their double)
+
+
+# -- the README's worked example and error table -------------------------------------------
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+EXAMPLE_DECLARATION = {
+    "provenance": "0.2",
+    "name": "Research Agent",
+    "description": "Finds and summarises papers.",
+    "provenance_id": PID,
+    "capabilities": ["read:web", "delegate:agents"],
+    "constraints": ["no:pii"],
+}
+
+
+def worked_example_block() -> str:
+    decl = sign_declaration(EXAMPLE_DECLARATION, KEY)
+    sent = offer()
+    got = ajp.receive_offer(sent.to_json(), now=NOW, declaration=ajpcore.canonicalize(decl), retrieved_from=URL)
+    ident = ajp.verify_sender(got, decl, retrieved_from=URL)
+    return "\n".join(
+        [
+            "```text",
+            f"agent public key:  {KEY.public_key.to_string()}",
+            f"declaration, served at {URL}:",
+            ajpcore.canonicalize(decl).decode("utf-8"),
+            "offer, as received:",
+            sent.to_json().decode("utf-8"),
+            f"accepted `{got.job_id}` from `{ident.provenance_id}`, key fingerprint {ident.fingerprint}",
+            "```",
+        ]
+    )
+
+
+def _between(text: str, name: str) -> str:
+    begin, end = f"<!-- {name}:begin -->\n", f"\n<!-- {name}:end -->"
+    return text[text.index(begin) + len(begin) : text.index(end)]
+
+
+def test_readme_documents_the_worked_example_this_code_computes(core):
+    text = README.read_text("utf-8")
+    assert _between(text, "identity-worked-example") == worked_example_block()
+    assert "000102...1f" in text and bytes(range(32)).hex().startswith("000102")
+
+
+SDK_CODES = ("DECLARATION_INVALID", "DECLARATION_LOCATION_MISMATCH", "DECLARATION_ID_MISMATCH", "KEY_ROTATED",
+             "NO_PUBLIC_KEY", "NO_DECLARATION_URL", "SENDER_IDENTITY_FAILED", "DECLARATION_UNPARSEABLE")
+DOCUMENTED_CLASSES = (
+    ajpcore.SenderIdentityError, ajpcore.KeyRotated, ajpcore.KeyRotationRefused, ajpcore.KeyPinsCorrupt,
+    ajpcore.TrustRefused, ajpcore.DecodeError, ajpcore.ValidationError, ajpcore.InvalidMessage,
+    ajpcore.TimestampError, ajpcore.KeyFormatError, ajpcore.WeakKey, ajpcore.EncodeError, ajpcore.BadSignature,
+    ajpcore.MalformedSignature, ajpcore.UnsupportedScheme, ajpcore.LegacySignature, ajpcore.BudgetRefused,
+    ajpcore.ReplayedMessage, ajpcore.Busy, ajpcore.KeyUsageError,
+)
+
+
+def test_readme_error_table_gives_every_code_its_status():
+    rows = {}
+    for line in _between(README.read_text("utf-8"), "error-codes").splitlines()[2:]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        rows[cells[0].strip("`")] = (int(cells[1]), cells[2])
+    for code in SDK_CODES + ("CAPABILITY_NOT_DECLARED", "KEY_ROTATION_REFUSED") + tuple(sorted(REFUSALS)):
+        assert rows[code][0] == 403, code
+    for cls in DOCUMENTED_CLASSES:
+        assert rows[cls.code][0] == cls.status, cls
+        assert cls.__name__ in rows[cls.code][1] or cls.code == "INTERNAL", cls
