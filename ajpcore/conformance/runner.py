@@ -57,12 +57,12 @@ def check_canonical(cases: List[Dict[str, Any]]) -> Failures:
     failures: Failures = []
     impl = _core.impl
     for case in cases:
+        got: Optional[str] = None
+        kind = detail = ""
         try:
-            got: Optional[str] = impl.canonicalize(impl.decode(case["input"])).decode("utf-8")
-            kind = None
+            got = impl.canonicalize(impl.decode(case["input"])).decode("utf-8")
         except (DecodeError, EncodeError) as exc:
-            got, kind = None, refusal_kind(exc)
-            detail = str(exc)
+            kind, detail = refusal_kind(exc), str(exc)
         if "error" in case:
             if got is not None:
                 failures.append((case["id"], f"expected refusal `{case['error']}`, got {_short(got)}"))
