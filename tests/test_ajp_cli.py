@@ -50,8 +50,8 @@ def test_schema_problems_exit_1_with_paths():
     out = check("offer", doc, "--now", NOW)
     assert out.returncode == 1
     lines = out.stderr.decode().splitlines()
-    assert "Expected `number`, got `str` - at `$.budget.max_usd`" in lines
-    assert "Object missing required field `type` - at `$.task`" in lines
+    assert "ajpcore check: Expected `number`, got `str` - at `$.budget.max_usd`" in lines
+    assert "ajpcore check: Object missing required field `type` - at `$.task`" in lines
 
 
 def test_expired_offer_exits_1():
