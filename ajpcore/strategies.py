@@ -2,20 +2,27 @@
 
 ``json_values()`` draws JSON values that have a canonical form (I-JSON); the
 envelope strategies draw valid AJP/IATP messages and near-valid mutations.
-Requires ``hypothesis`` (an optional dependency: ``pip install ajpcore[test]``).
+Requires ``hypothesis``, the ``strategies`` extra (``pip install 'ajpcore[strategies]'``);
+without it the import raises ModuleNotFoundError naming that extra.
 """
 
 from __future__ import annotations
 
 # -- JSON values --
-# hypothesis is a test extra (``pip install ajpcore[test]``), imported here at the top of
-# the first section so every section below can use ``st``; importing this module without
-# hypothesis installed raises ImportError, the rest of ajpcore never imports it.
+# hypothesis is the ``strategies`` extra, imported here at the top of the first section so
+# every section below can use ``st``; the rest of ajpcore never imports it.
 
 import functools as _functools_iatp
 from typing import Any as _Any
 
-from hypothesis import strategies as st
+try:
+    from hypothesis import strategies as st
+except ModuleNotFoundError as _exc:  # pragma: no cover - exercised by tests/test_packaging.py in a subprocess
+    if _exc.name != "hypothesis":
+        raise
+    raise ModuleNotFoundError(
+        "ajpcore.strategies needs hypothesis: pip install 'ajpcore[strategies]'", name="hypothesis"
+    ) from None
 
 from ._core_py import _format_double
 
