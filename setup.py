@@ -1,5 +1,8 @@
 """Build the optional native core ``ajpcore._core_c`` from ``native/_core_c.pyx``.
 
+``_core_c.pyx`` includes one ``native/<concern>.pxi`` per concern; every one of
+them is a dependency, so editing any ``.pxi`` rebuilds the extension.
+
 Metadata lives in pyproject.toml.  Without a working compiler the install
 degrades to the pure-Python twin with a warning, unless
 ``AJPCORE_REQUIRE_EXTENSIONS=1`` makes the extension mandatory.
@@ -12,6 +15,7 @@ native ``.so`` in ``build/lib``) can end up in this one.
 """
 
 import atexit
+import glob
 import os
 import shutil
 import sys
@@ -78,11 +82,13 @@ def extensions():
     ext = Extension(
         "ajpcore._core_c",
         ["native/_core_c.pyx"],
+        depends=sorted(glob.glob("native/*.pxi")),
         extra_compile_args=compile_args,
         extra_link_args=link_args,
     )
     return cythonize(
         [ext],
+        include_path=["native"],
         compiler_directives={"language_level": "3", "embedsignature": True},
         quiet=True,
     )
