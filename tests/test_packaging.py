@@ -20,15 +20,31 @@ def _normalize(name):
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+def _is_type_checking(test):
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
 def _third_party_imports(paths):
-    """Top-level names of the non-stdlib modules imported anywhere in ``paths``."""
+    """Top-level names of the non-stdlib modules imported at run time anywhere in ``paths``
+    (imports under ``if TYPE_CHECKING:`` are for type checkers only)."""
     names = set()
+
+    def visit(node):
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
     for path in paths:
-        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
-            if isinstance(node, ast.Import):
-                names.update(alias.name.split(".")[0] for alias in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                names.add(node.module.split(".")[0])
+        visit(ast.parse(path.read_text("utf-8")))
     return {n for n in names if n not in sys.stdlib_module_names and n not in ("ajpcore", "__future__")}
 
 
