@@ -12,6 +12,8 @@ import importlib
 import os
 from typing import TYPE_CHECKING, Optional
 
+__all__ = ["BACKEND", "PURE_REASON", "impl"]
+
 _TRUE = {"1", "true", "yes", "on"}
 _BUILD_HINT = (
     "Build it with a C compiler and the Python headers installed: `pip install --no-binary ajpcore ajpcore`, "
