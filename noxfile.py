@@ -98,7 +98,7 @@ def _venv_outside(session: nox.Session, where: Path, artifact: str, env: dict[st
 
 @nox.session(python=TOOLS_PYTHON)
 def package(session: nox.Session) -> None:
-    """Build sdist and wheel; install each outside the clone and run the demo."""
+    """Build sdist and wheel; install each outside the clone, run the demo and the bundled conformance pack."""
     _clean_env(session)
     session.install("build")
     work = Path(tempfile.mkdtemp(prefix="ajpcore-package-"))
@@ -117,6 +117,10 @@ def package(session: nox.Session) -> None:
         if expected not in version:
             session.error(f"{name}: expected {expected!r} in `ajpcore --version`, got {version.strip()!r}")
         session.run(str(bin_dir / "ajpcore"), "demo", external=True)
+        # The conformance pack ships inside the package: run it, export it, run the copy (issue 12).
+        session.run(str(bin_dir / "ajpcore"), "conformance", "run", external=True)
+        session.run(str(bin_dir / "ajpcore"), "conformance", "export", str(work / name / "pack"), external=True)
+        session.run(str(bin_dir / "ajpcore"), "conformance", "run", str(work / name / "pack"), external=True)
     # The pure install refuses AJPCORE_REQUIRE_EXTENSIONS with a message naming the native core.
     refusal = session.run(
         str(work / "sdist-no-compiler" / "bin" / "python"), "-c", "import ajpcore",

@@ -11,6 +11,7 @@ import pytest
 
 from ajpcore import conformance
 from ajpcore.conformance import PACK_FILES, PackError
+from conftest import run_python
 
 REPO = Path(__file__).resolve().parents[1]
 PACK = REPO / "conformance"
@@ -130,7 +131,7 @@ def test_runner_reports_each_wrong_expectation(tmp_path):
 
 
 def test_a_broken_pack_is_a_pack_error(tmp_path):
-    with pytest.raises(PackError, match="cannot read"):
+    with pytest.raises(PackError, match="^cannot read `canonical.json`"):
         conformance.run(tmp_path)
     for name in PACK_FILES:
         shutil.copy(PACK / name, tmp_path / name)
@@ -138,6 +139,9 @@ def test_a_broken_pack_is_a_pack_error(tmp_path):
     doc["cases"].append(dict(doc["cases"][0]))
     (tmp_path / "decode.json").write_text(json.dumps(doc))
     with pytest.raises(PackError, match="duplicate case id"):
+        conformance.run(tmp_path)
+    (tmp_path / "decode.json").write_text('{"version": 1, "cases": [')
+    with pytest.raises(PackError, match="^`decode.json` is not JSON"):
         conformance.run(tmp_path)
     (tmp_path / "decode.json").write_text('{"version": 2, "cases": []}')
     with pytest.raises(PackError, match="version"):
@@ -149,3 +153,43 @@ def test_export_writes_the_bundled_bytes(tmp_path):
     assert [Path(p).name for p in paths] == list(PACK_FILES)
     for name in PACK_FILES:
         assert (tmp_path / "out" / name).read_bytes() == (PACK / name).read_bytes()
+
+
+# -- the command line ----------------------------------------------------------------------------
+
+
+def test_cli_runs_the_bundled_pack():
+    proc = run_python("-m", "ajpcore", "conformance", "run")
+    total = sum(len(_cases(name)) for name in PACK_FILES)
+    assert proc.returncode == 0, proc.stdout.decode() + proc.stderr.decode()
+    assert proc.stdout.decode().splitlines() == [
+        f"conformance: {total} cases, {total} passed, 0 failed ("
+        + ", ".join(f"{name} {len(_cases(name))}" for name in PACK_FILES) + ")"
+    ]
+
+
+def test_cli_prints_one_line_per_failing_case(tmp_path):
+    for name in PACK_FILES:
+        shutil.copy(PACK / name, tmp_path / name)
+    changed = _flip(tmp_path)
+    proc = run_python("-m", "ajpcore", "conformance", "run", str(tmp_path))
+    lines = proc.stdout.decode().splitlines()
+    assert proc.returncode == 1
+    assert sorted(line.split(":")[0] for line in lines[:-1]) == sorted(f"FAIL {name} {cid}" for name, cid in changed.items())
+    assert ", 4 failed (" in lines[-1]
+
+
+def test_cli_unreadable_pack_is_a_usage_error(tmp_path):
+    proc = run_python("-m", "ajpcore", "conformance", "run", str(tmp_path))
+    assert proc.returncode == 2 and proc.stdout == b""
+    assert proc.stderr.decode().startswith("ajpcore conformance: cannot read `canonical.json`")
+    assert len(proc.stderr.decode().splitlines()) == 1
+
+
+def test_cli_export_then_run(tmp_path):
+    proc = run_python("-m", "ajpcore", "conformance", "export", str(tmp_path / "pack"))
+    assert proc.returncode == 0
+    assert proc.stdout.decode().splitlines() == [str(tmp_path / "pack" / name) for name in PACK_FILES]
+    for name in PACK_FILES:
+        assert (tmp_path / "pack" / name).read_bytes() == (PACK / name).read_bytes()
+    assert run_python("-m", "ajpcore", "conformance", "run", str(tmp_path / "pack")).returncode == 0

@@ -90,7 +90,7 @@ _REQUIRED = {
 def _read(directory: Optional[PathLike], name: str) -> bytes:
     try:
         if directory is None:
-            return resources.files(__name__).joinpath("pack", name).read_bytes()
+            return resources.files(__name__).joinpath("pack").joinpath(name).read_bytes()
         with open(os.path.join(os.fspath(directory), name), "rb") as f:
             return f.read()
     except OSError as exc:
@@ -106,8 +106,9 @@ def load_pack(directory: Optional[PathLike] = None) -> Dict[str, List[Dict[str, 
     """
     pack: Dict[str, List[Dict[str, Any]]] = {}
     for name in PACK_FILES:
+        data = _read(directory, name)
         try:
-            doc = json.loads(_read(directory, name))
+            doc = json.loads(data)
         except ValueError as exc:
             raise PackError(f"`{name}` is not JSON: {exc}") from None
         if not isinstance(doc, dict) or doc.get("version") != PACK_VERSION or not isinstance(doc.get("cases"), list):
