@@ -61,6 +61,9 @@ _UNKNOWN = DateReading(UNKNOWN, None)
 _INVALID = DateReading(INVALID, None)
 
 
+_POWERS = (1, 10, 100, 1000, 10_000, 100_000, 1_000_000)
+
+
 def _v8_milliseconds(digits: str) -> int:
     # V8's DateParser: the numeral keeps its first 9 significant digits (leading zeros
     # skipped), its length counts every digit (capped at 9), then it is scaled to 3 digits.
@@ -68,8 +71,8 @@ def _v8_milliseconds(digits: str) -> int:
     n = int(significant) if significant else 0
     length = min(len(digits), 9)
     if length < 3:
-        return n * 10 ** (3 - length)
-    return n // 10 ** (length - 3)
+        return n * _POWERS[3 - length]
+    return n // _POWERS[length - 3]
 
 
 def _clip(ms: int) -> DateReading:

@@ -55,20 +55,21 @@ from ._messages import (
     _RESULT_SCHEMA,
     _STATUS_DOC,
     _STATUS_SCHEMA,
+    _SCHEME_FOR,
     _ResultLike,
     _VERIFY_MODES,
     new_job_id,
 )
 from ._model import _EMPTY, _MISSING, _Envelope, _define, _part_schema, _schema
 from ._receive import receive_offer
-from ._replay import MemoryReplayGuard, ReplayGuard, replay_identity
+from ._subset import SignedSubset
+from ._replay import MAX_JOB_ID_LENGTH, MemoryReplayGuard, ReplayGuard, replay_identity
 from ._rules import (
     DEFAULT_MAX_LIFETIME_SECONDS,
     DEFAULT_SKEW_SECONDS,
     FROM_TYPES,
     OfferCheck,
     _EPOCH,
-    _SCHEME_FOR,
     _js_truthy,
     _member,
     _now_micros,
@@ -97,6 +98,8 @@ __all__ = [
     "replay_identity",
     "ReplayGuard",
     "MemoryReplayGuard",
+    "MAX_JOB_ID_LENGTH",
+    "SignedSubset",
     "error_response",
     "DEFAULT_SKEW_SECONDS",
     "DEFAULT_MAX_LIFETIME_SECONDS",
