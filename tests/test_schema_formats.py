@@ -19,7 +19,7 @@ from ajpcore._schema import compile_schema
 from ajpcore.ajp._messages import _OFFER_SCHEMA
 from ajpcore._schema_formats import split_formats
 from ajpcore.errors import ValidationError
-from ajpcore.timestamps import is_timestamp
+from ajpcore.timestamps import _valid_timestamp_micros, is_timestamp, timestamp_micros
 
 SCHEMAS = sorted((Path(ajpcore.__file__).parent / "schemas").glob("*.schema.json"))
 OFFER = ajp.JobOffer.from_dict(
@@ -171,3 +171,17 @@ def test_from_json_reports_a_bad_timestamp_as_before(core):
             ajp.JobOffer.from_json(core.canonicalize(dict(OFFER, issued_at=text)))
         assert info.value.errors == [("$.issued_at", "Invalid RFC 3339 date-time")]
     assert ajp.JobOffer.from_json(core.canonicalize(dict(OFFER, issued_at="2016-12-31T23:59:60Z"))).issued_at
+
+
+_MORE_SEEDS = st.sampled_from([
+    "2024-02-29T10:00:00Z", "2026-01-31t23:59:59.999999999z", "2026-04-30T00:00:00-23:59", "0001-01-01T00:00:00+23:59",
+    "9999-12-31T23:59:59.9999999-23:59", "0000-03-01T00:00:00Z", "1900-02-28T12:00:00.000001+05:30",
+])
+
+
+@settings(max_examples=3000)
+@given(text=timestamps | _MORE_SEEDS)
+def test_micros_of_a_checked_timestamp_agree_with_the_full_parse(text):
+    """receive_offer reads schema-valid timestamps without re-running the strict match: same instant."""
+    if is_timestamp(text):
+        assert _valid_timestamp_micros(text) == timestamp_micros(text)
