@@ -1,10 +1,14 @@
 """Build the optional native core ``ajpcore._core_c`` from ``native/_core_c.pyx``.
 
+``_core_c.pyx`` includes one ``native/<concern>.pxi`` per concern; every one of
+them is a dependency, so editing any ``.pxi`` rebuilds the extension.
+
 Metadata lives in pyproject.toml.  Without a working compiler the install
 degrades to the pure-Python twin with a warning, unless
 ``AJPCORE_REQUIRE_EXTENSIONS=1`` makes the extension mandatory.
 """
 
+import glob
 import os
 import sys
 
@@ -55,10 +59,12 @@ def extensions():
     ext = Extension(
         "ajpcore._core_c",
         ["native/_core_c.pyx"],
+        depends=sorted(glob.glob("native/*.pxi")),
         extra_compile_args=["-O3"] if os.name != "nt" else [],
     )
     return cythonize(
         [ext],
+        include_path=["native"],
         compiler_directives={"language_level": "3", "embedsignature": True},
         quiet=True,
     )

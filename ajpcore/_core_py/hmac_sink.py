@@ -1,0 +1,169 @@
+"""Streaming HMAC-SHA256 (RFC 2104): twin of ``native/hmac_sink.pxi``."""
+
+from __future__ import annotations
+
+import sys
+import threading as _threading
+from hashlib import sha256 as _sha256
+from hmac import compare_digest as _compare_digest
+from typing import Any
+
+from ..errors import BadSignature, KeyFormatError, KeyUsageError, SignerFinalized
+from .canonical_writer import _type_name, canonicalize_into
+
+
+# ---------------------------------------------------------------------------
+# Streaming HMAC-SHA256 (RFC 2104 over OpenSSL's SHA-256 from hashlib)
+# ---------------------------------------------------------------------------
+
+# The keyed states of recently used secrets, so a server that checks many
+# messages under one secret pays the RFC 2104 key schedule once.  Caching keeps
+# secret-equivalent material (the secret itself, as the dict key, and its two
+# keyed SHA-256 states) alive after the caller drops it; the caller's process
+# already holds that secret, and Python can never wipe an immutable ``bytes``
+# or ``str`` anyway, so the cache changes how long, not whether, it is in
+# memory.  It is bounded (HMAC_CACHE_SIZE secrets, oldest evicted first) and
+# ``clear_hmac_cache()`` empties it, e.g. after rotating a secret.  The bound,
+# HMAC_CACHE_SIZE, is an attribute of the package ``ajpcore._core_py`` (where
+# callers set it, as on the native module), read here through ``_twin``.
+_twin = sys.modules[__package__]
+
+_HMAC_BLOCK = 64  # SHA-256 block size in bytes (RFC 2104 §2: B)
+_HMAC_TAG_SIZE = 32
+_IPAD = bytes(x ^ 0x36 for x in range(256))
+_OPAD = bytes(x ^ 0x5C for x in range(256))
+_hmac_cache: dict = {}
+_hmac_cache_lock = _threading.Lock()
+
+
+def _hmac_keyed_states(secret: Any) -> tuple:
+    """The (inner, outer) SHA-256 states keyed with ``secret``, from the cache when present."""
+    t = type(secret)
+    if t is str or t is bytes:
+        states = _hmac_cache.get(secret)
+        if states is not None:
+            return states
+        cache_key = secret
+        key = secret if t is bytes else _utf8_secret(secret)
+    elif isinstance(secret, str):
+        # A subclass may redefine hashing and equality: key the cache by plain bytes.
+        key = cache_key = _utf8_secret(str.__str__(secret))
+    elif isinstance(secret, (bytes, bytearray, memoryview)):
+        key = cache_key = bytes(secret)
+    else:
+        raise KeyUsageError(f"HMAC secret must be `bytes` or `str`, got `{_type_name(secret)}`")
+    if cache_key is not secret:
+        states = _hmac_cache.get(cache_key)
+        if states is not None:
+            return states
+    # RFC 2104 §2: a key longer than the block is hashed first, then zero-padded to B bytes.
+    if len(key) > _HMAC_BLOCK:
+        key = _sha256(key).digest()
+    key = key.ljust(_HMAC_BLOCK, b"\0")
+    states = (_sha256(key.translate(_IPAD)), _sha256(key.translate(_OPAD)))
+    if _twin.HMAC_CACHE_SIZE > 0:
+        with _hmac_cache_lock:
+            while len(_hmac_cache) >= _twin.HMAC_CACHE_SIZE:
+                del _hmac_cache[next(iter(_hmac_cache))]
+            _hmac_cache[cache_key] = states
+    return states
+
+
+def _utf8_secret(secret: str) -> bytes:
+    try:
+        return secret.encode("utf-8")
+    except UnicodeEncodeError:
+        raise KeyFormatError("HMAC secret contains a lone surrogate (not UTF-8 encodable)") from None
+
+
+def clear_hmac_cache() -> None:
+    """Forget every cached keyed HMAC state (and the secrets they are keyed by)."""
+    with _hmac_cache_lock:
+        _hmac_cache.clear()
+
+
+class HmacSigner:
+    """Streaming HMAC-SHA256 (RFC 2104) over OpenSSL's SHA-256 from ``hashlib``.
+
+    ``HmacSigner(secret)`` with ``secret`` as ``bytes`` (also bytearray or
+    memoryview) or ``str`` (UTF-8) of any length; ``update(data)`` feeds bytes;
+    ``finalize()`` returns the 32-byte tag (the same bytes as
+    ``hmac.digest(secret, message, "sha256")``); ``hexdigest()`` its lowercase
+    hex; ``verify(tag)`` compares in constant time and raises ``BadSignature``
+    on a mismatch or a tag that is not exactly 32 bytes (truncated tags are
+    refused).  After ``finalize``, ``hexdigest`` or ``verify`` the signer is
+    spent: any further call raises ``SignerFinalized`` (``copy()`` first to
+    continue a stream).  A secret of another type raises ``KeyUsageError``; a
+    ``str`` secret that is not UTF-8 encodable (lone surrogate) ``KeyFormatError``.
+    """
+
+    __slots__ = ("_inner", "_outer", "_done")
+
+    def __init__(self, secret: Any) -> None:
+        inner, outer = _hmac_keyed_states(secret)
+        self._inner = inner.copy()
+        self._outer = outer
+        self._done = False
+
+    def _spent(self) -> None:
+        raise SignerFinalized("HmacSigner is finalized; call copy() before finalize() to continue a stream")
+
+    def update(self, data: Any) -> None:
+        """Feed ``data`` (bytes-like) to the MAC."""
+        if self._done:
+            self._spent()
+        self._inner.update(data)
+
+    def copy(self) -> "HmacSigner":
+        """An independent signer that has seen the same bytes."""
+        if self._done:
+            self._spent()
+        other = HmacSigner.__new__(HmacSigner)
+        other._inner = self._inner.copy()
+        other._outer = self._outer
+        other._done = False
+        return other
+
+    def finalize(self) -> bytes:
+        """The 32-byte HMAC-SHA256 tag of everything fed so far; spends the signer."""
+        if self._done:
+            self._spent()
+        self._done = True
+        outer = self._outer.copy()
+        outer.update(self._inner.digest())
+        self._inner = None
+        return outer.digest()
+
+    def hexdigest(self) -> str:
+        """``finalize()`` as 64 lowercase hex digits; spends the signer."""
+        return self.finalize().hex()
+
+    def verify(self, tag: Any) -> None:
+        """Check ``tag`` (32 bytes) against the MAC in constant time; spends the signer.
+
+        Raises BadSignature on a mismatch or when ``tag`` is not exactly 32 bytes.
+        """
+        mac = self.finalize()
+        if not isinstance(tag, (bytes, bytearray, memoryview)):
+            raise BadSignature(f"HMAC-SHA256 tag must be bytes, got `{_type_name(tag)}`")
+        tag = bytes(tag)
+        if len(tag) != _HMAC_TAG_SIZE:
+            raise BadSignature(f"HMAC-SHA256 tag must be {_HMAC_TAG_SIZE} bytes, got {len(tag)} (truncated tags are refused)")
+        if not _compare_digest(mac, tag):
+            raise BadSignature("HMAC-SHA256 tag does not match")
+
+
+def hmac_sha256_canonical(value: Any, secret: Any, *, chunk_size: int = 65536) -> bytes:
+    """HMAC-SHA256 under ``secret`` of ``canonicalize(value)``, streamed: the 32-byte tag.
+
+    The canonical bytes go straight from the encoder into the keyed SHA-256 state
+    in chunks of at most ``chunk_size``, never held whole: the same tag as
+    ``hmac.digest(secret, canonicalize(value), "sha256")`` in O(chunk_size)
+    memory.  Raises what ``HmacSigner(secret)`` and ``canonicalize_into`` raise.
+    """
+    inner, outer = _hmac_keyed_states(secret)
+    inner = inner.copy()
+    canonicalize_into(value, inner.update, chunk_size=chunk_size)
+    outer = outer.copy()
+    outer.update(inner.digest())
+    return outer.digest()

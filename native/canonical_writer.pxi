@@ -1,0 +1,342 @@
+# Included by native/_core_c.pyx (shares its namespace).  Pure twin: ajpcore/_core_py/canonical_writer.py.
+
+# ---------------------------------------------------------------------------
+# Canonical JSON writer (RFC 8785): output buffer, values, containers
+# ---------------------------------------------------------------------------
+
+cdef void _w_init(Writer* w, Py_ssize_t chunk, object write):
+    w.data = w.scratch
+    w.length = 0
+    w.cap = _SCRATCH
+    w.buf = NULL
+    w.chunk = chunk
+    w.total = 0
+    w.write = <PyObject*>write
+    w.depth = 0
+    w.members = w.inline_members
+    w.mtop = 0
+    w.mcap = _INLINE_MEMBERS
+
+
+cdef void _w_release(Writer* w):
+    """Drop everything the writer still owns (after success or an exception)."""
+    cdef Py_ssize_t i
+    for i in range(w.mtop):
+        Py_DECREF(<object>w.members[i].key)
+        Py_DECREF(<object>w.members[i].value)
+    w.mtop = 0
+    if w.members != w.inline_members:
+        PyMem_Free(w.members)
+        w.members = w.inline_members
+    Py_XDECREF(w.buf)
+    w.buf = NULL
+
+
+cdef int _w_start_stream(Writer* w) except -1:
+    """Streaming starts in the stack scratch: a small document costs one exact-size bytes."""
+    w.data = w.scratch
+    w.cap = w.chunk if w.chunk < _SCRATCH else _SCRATCH
+    return 0
+
+
+cdef int _w_new_chunk(Writer* w) except -1:
+    w.buf = PyBytes_FromStringAndSize_raw(NULL, w.chunk)
+    w.data = PyBytes_AS_STRING(<object>w.buf)
+    w.cap = w.chunk
+    return 0
+
+
+cdef int _w_flush(Writer* w, bint more) except -1:
+    """Streaming: hand what is buffered over as bytes and, if ``more``, start a new chunk.
+
+    A chunk filled in a bytes object is handed over as that object (no copy);
+    the stack scratch, used only until the first flush, is copied out.
+    """
+    cdef PyObject* full
+    if w.length == 0:
+        return 0
+    if w.buf == NULL:
+        full = PyBytes_FromStringAndSize_raw(w.scratch, w.length)
+    else:
+        if w.length != w.cap:
+            _PyBytes_Resize(&w.buf, w.length)
+        full = w.buf
+        w.buf = NULL
+    w.data = NULL
+    w.total += w.length
+    w.length = 0
+    try:
+        (<object>w.write)(<object>full)
+    finally:
+        Py_XDECREF(full)
+    if more:
+        _w_new_chunk(w)
+    return 0
+
+
+cdef int _w_grow(Writer* w, Py_ssize_t need) except -1:
+    """Unbounded: room for ``need`` more bytes (leave the stack scratch for a bytes object)."""
+    cdef Py_ssize_t cap = w.cap
+    while cap - w.length < need:
+        cap = cap * 2
+    if w.buf == NULL:
+        w.buf = PyBytes_FromStringAndSize_raw(NULL, cap)
+        memcpy(PyBytes_AS_STRING(<object>w.buf), w.scratch, w.length)
+    else:
+        _PyBytes_Resize(&w.buf, cap)
+    w.data = PyBytes_AS_STRING(<object>w.buf)
+    w.cap = cap
+    return 0
+
+
+cdef int _w_put_slow(Writer* w, const char* src, Py_ssize_t n) except -1:
+    cdef Py_ssize_t room
+    if w.chunk == 0:
+        _w_grow(w, n)
+        memcpy(w.data + w.length, src, n)
+        w.length += n
+        return 0
+    while n > 0:
+        room = w.cap - w.length
+        if room == 0:
+            _w_flush(w, True)
+            room = w.cap
+        if room > n:
+            room = n
+        memcpy(w.data + w.length, src, room)
+        w.length += room
+        src += room
+        n -= room
+    return 0
+
+
+cdef inline int _w_put(Writer* w, const char* src, Py_ssize_t n) except -1:
+    if w.cap - w.length >= n:
+        memcpy(w.data + w.length, src, n)
+        w.length += n
+        return 0
+    return _w_put_slow(w, src, n)
+
+
+cdef inline int _w_put_char(Writer* w, char c) except -1:
+    if w.length < w.cap:
+        w.data[w.length] = c
+        w.length += 1
+        return 0
+    return _w_put_slow(w, &c, 1)
+
+
+cdef object _w_finish(Writer* w):
+    """Unbounded mode: the output as bytes (the writer keeps nothing)."""
+    cdef object result
+    if w.buf == NULL:
+        return PyBytes_FromStringAndSize(w.scratch, w.length)
+    if w.length >= _COPY_OUT:
+        # A large output is copied out at its exact size and the grown buffer freed
+        # whole, instead of shrinking that buffer in place.  glibc sizes its mmap
+        # threshold by the blocks freed, so this keeps the next large document in
+        # reused heap memory; shrinking in place left every later call to fault in
+        # fresh pages (about 2000 page faults, 20 % of the time, for 8 MB).
+        return PyBytes_FromStringAndSize(w.data, w.length)
+    _PyBytes_Resize(&w.buf, w.length)
+    result = <object>w.buf
+    Py_XDECREF(w.buf)
+    w.buf = NULL
+    return result
+
+
+cdef str _w_path(Writer* w):
+    steps = []
+    cdef int i
+    for i in range(w.depth):
+        if w.steps[i].key == NULL:
+            steps.append(w.steps[i].index)
+        else:
+            steps.append(<object>w.steps[i].key)
+    return format_path(steps)
+
+
+cdef int _w_fail(Writer* w, str reason) except -1:
+    raise EncodeError(reason, _w_path(w))
+
+
+# -- values ------------------------------------------------------------
+
+cdef int _put_value(Writer* w, object v) except -1:
+    cdef double x
+    if PyUnicode_CheckExact(v):
+        return _put_str(w, v)
+    if PyLong_CheckExact(v):
+        return _put_int(w, v)
+    if PyFloat_CheckExact(v):
+        x = PyFloat_AS_DOUBLE(v)
+        if not isfinite(x):
+            _w_fail(w, f"Non-finite float `{float.__repr__(v)}` has no JSON form")
+        return _put_double(w, x)
+    if PyDict_Check(v):
+        return _put_dict(w, v)
+    if PyList_Check(v) or PyTuple_Check(v):
+        return _put_array(w, v)
+    if v is None:
+        return _w_put(w, b"null", 4)
+    if v is True:
+        return _w_put(w, b"true", 4)
+    if v is False:
+        return _w_put(w, b"false", 5)
+    if PyUnicode_Check(v):
+        return _put_str(w, v)
+    if PyLong_Check(v):
+        return _put_int(w, v)
+    if PyFloat_Check(v):
+        x = PyFloat_AS_DOUBLE(v)
+        if not isfinite(x):
+            _w_fail(w, f"Non-finite float `{float.__repr__(v)}` has no JSON form")
+        return _put_double(w, x)
+    _w_fail(w, f"Unsupported type `{type(v).__qualname__}`")
+
+
+cdef int _push_members(Writer* w, object d, Py_ssize_t n, bint* exact, bint* latin1) except -1:
+    """Snapshot the members of ``d`` onto the member stack, refusing non-str keys (in insertion order)."""
+    cdef Py_ssize_t pos = 0, need = w.mtop + n, count, j
+    cdef PyObject* key
+    cdef PyObject* value
+    cdef Member* m
+    if need > w.mcap:
+        if w.members == w.inline_members:
+            m = <Member*>PyMem_Malloc(need * 2 * sizeof(Member))
+            if m != NULL:
+                memcpy(m, w.inline_members, w.mtop * sizeof(Member))
+        else:
+            m = <Member*>PyMem_Realloc(w.members, need * 2 * sizeof(Member))
+        if m == NULL:
+            raise MemoryError()
+        w.members = m
+        w.mcap = need * 2
+    exact[0] = True
+    latin1[0] = True
+    # First only collect the pointers and prefetch the values: their cache misses then
+    # overlap instead of stalling one by one.  Nothing runs between the two loops, so
+    # the borrowed pointers stay valid until the second loop takes references.
+    count = 0
+    while w.mtop + count < need and PyDict_Next(d, &pos, &key, &value):
+        m = &w.members[w.mtop + count]
+        m.key = key
+        m.value = value
+        ajp_prefetch(value)
+        count += 1
+    for j in range(count):
+        m = &w.members[w.mtop]
+        key = m.key
+        if not PyUnicode_CheckExact(<object>key):
+            if not PyUnicode_Check(<object>key):
+                _w_fail(w, f"Object key must be `str`, got `{type(<object>key).__qualname__}`")
+            exact[0] = False
+        Py_INCREF(<object>key)
+        Py_INCREF(<object>m.value)
+        if _name_kind(key) == PyUnicode_1BYTE_KIND:
+            m.prefix = ajp_name_prefix(_name_data(key), _name_length(key))
+        else:
+            m.prefix = 0
+            latin1[0] = False
+        w.mtop += 1
+    return 0
+
+
+cdef int _put_dict(Writer* w, object d) except -1:
+    cdef Py_ssize_t i, n, base
+    cdef bint exact, latin1
+    cdef Member* m
+    if w.depth >= _MAX_DEPTH:
+        _w_fail(w, f"Nesting deeper than {_MAX_DEPTH}")
+    n = PyDict_GET_SIZE(d)
+    if n == 0:
+        return _w_put(w, b"{}", 2)
+    base = w.mtop
+    _push_members(w, d, n, &exact, &latin1)
+    n = w.mtop - base
+    if n > 1:
+        # Latin-1 names sort as bytes, mostly by their first 8 (ajp_name_prefix); others by UTF-16 units.
+        _sort_members(w.members + base, n, latin1)
+        if not exact:
+            for i in range(1, n):
+                m = &w.members[base + i]
+                if _compare_names(m.key, (m - 1).key) == 0:
+                    _w_fail(w, f"Duplicate object key `{str.__str__(<object>m.key)}`")
+    _w_put_char(w, b'{')
+    w.depth += 1
+    for i in range(n):
+        # Index afresh each time: a nested object may have moved the member stack.
+        w.steps[w.depth - 1].key = w.members[base + i].key
+        if i:
+            _w_put_char(w, b',')
+        _put_str(w, <object>w.members[base + i].key)
+        _w_put_char(w, b':')
+        _put_value(w, <object>w.members[base + i].value)
+    w.depth -= 1
+    for i in range(base, w.mtop):
+        Py_DECREF(<object>w.members[i].key)
+        Py_DECREF(<object>w.members[i].value)
+    w.mtop = base
+    return _w_put_char(w, b'}')
+
+
+cdef int _put_array(Writer* w, object a) except -1:
+    cdef Py_ssize_t i
+    cdef bint is_list = PyList_Check(a)
+    cdef object item
+    if w.depth >= _MAX_DEPTH:
+        _w_fail(w, f"Nesting deeper than {_MAX_DEPTH}")
+    if (PyList_GET_SIZE(a) if is_list else PyTuple_GET_SIZE(a)) == 0:
+        return _w_put(w, b"[]", 2)
+    _w_put_char(w, b'[')
+    w.depth += 1
+    w.steps[w.depth - 1].key = NULL
+    i = 0
+    while True:
+        # Re-read the size each time: a streaming write callback may mutate the list.
+        if is_list:
+            if i >= PyList_GET_SIZE(a):
+                break
+            if i + 4 < PyList_GET_SIZE(a):
+                ajp_prefetch(PyList_GET_ITEM(a, i + 4))
+            item = <object>PyList_GET_ITEM(a, i)
+        else:
+            if i >= PyTuple_GET_SIZE(a):
+                break
+            item = <object>PyTuple_GET_ITEM(a, i)
+        w.steps[w.depth - 1].index = i
+        if i:
+            _w_put_char(w, b',')
+        _put_value(w, item)
+        i += 1
+    w.depth -= 1
+    return _w_put_char(w, b']')
+
+
+def canonicalize(value):
+    """RFC 8785 canonical JSON of ``value`` as UTF-8 bytes (see ajpcore._core_py.canonicalize)."""
+    cdef Writer w
+    _w_init(&w, 0, None)
+    try:
+        _put_value(&w, value)
+        return _w_finish(&w)
+    finally:
+        _w_release(&w)
+
+
+def canonicalize_into(value, write, *, chunk_size=65536):
+    """Hand the canonical bytes of ``value`` to ``write`` in chunks of at most ``chunk_size``.
+
+    See ajpcore._core_py.canonicalize_into; this twin hands over at most 1 MiB at a time.
+    """
+    if type(chunk_size) is not int or chunk_size < 1:
+        raise ValueError("chunk_size must be a positive int")
+    cdef Writer w
+    _w_init(&w, min(chunk_size, _MAX_CHUNK), write)
+    try:
+        _w_start_stream(&w)
+        _put_value(&w, value)
+        _w_flush(&w, False)
+        return w.total
+    finally:
+        _w_release(&w)
