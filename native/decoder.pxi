@@ -9,6 +9,7 @@ from ajpcore._core_py import (  # the error texts and the big-int rule are share
     _decode_big_int,
     _decode_error,
     _duplicate_reason,
+    _noncharacter_reason,
     _surrogate_reason,
 )
 
@@ -55,8 +56,248 @@ cdef extern from *:
             i++;
         return i;
     }
+
+    /* Strings are read in two steps over the bytes of one string: ajpcore_scan_string
+       checks everything (RFC 8259 §7 grammar; RFC 7493 §2.1: well-formed UTF-8, no lone
+       surrogate escapes, no noncharacters) and learns the string's length in code points
+       and its widest code point; ajpcore_fill_ucs1/2/4 then write the characters straight
+       from the UTF-8 bytes and escapes into a str allocated at its final size and kind
+       (PEP 393), without checks, without an intermediate buffer and without widening. */
+    enum {
+        AJPCORE_STR_OK = 0,
+        AJPCORE_STR_EOF,         /* at n */
+        AJPCORE_STR_BAD_UTF8,    /* at the first byte of the ill-formed sequence */
+        AJPCORE_STR_CONTROL,     /* at the control character */
+        AJPCORE_STR_BAD_ESCAPE,  /* at the offending byte after the backslash */
+        AJPCORE_STR_SURROGATE,   /* at the backslash of the lone surrogate escape */
+        AJPCORE_STR_NONCHAR      /* at its first byte, or the backslash of its escape */
+    };
+
+    typedef struct {
+        Py_ssize_t end;      /* OK: index of the closing quote; else where the problem is */
+        Py_ssize_t length;   /* OK: code points */
+        Py_UCS4 maxchar;     /* OK: 0x7F, 0xFF, 0xFFFF or 0x10FFFF, the class of the widest one */
+        Py_UCS4 cp;          /* NONCHAR: the code point */
+    } ajpcore_str_scan;
+
+    /* RFC 7493 §2.1 (Unicode §23.7): U+FDD0..U+FDEF and the last two code points of every plane. */
+    static inline int ajpcore_is_noncharacter(Py_UCS4 cp) {
+        return (cp >= 0xFDD0 && cp <= 0xFDEF) || (cp & 0xFFFE) == 0xFFFE;
+    }
+
+    static inline Py_UCS4 ajpcore_char_class(Py_UCS4 cp) {
+        return cp < 0x80 ? 0x7F : cp < 0x100 ? 0xFF : cp < 0x10000 ? 0xFFFF : 0x10FFFF;
+    }
+
+    static inline int ajpcore_hex_digit(unsigned int c) {
+        if (c - 0x30u < 10u) return (int)(c - 0x30u);
+        c |= 0x20u;
+        if (c - 0x61u < 6u) return (int)(c - 0x61u + 10u);
+        return -1;
+    }
+
+    /* The four hex digits at p[k]; on failure *where is the problem's position. */
+    static inline int ajpcore_hex4(const unsigned char *p, Py_ssize_t k, Py_ssize_t n, Py_UCS4 *v, Py_ssize_t *where) {
+        Py_UCS4 x = 0;
+        Py_ssize_t e;
+        for (e = k + 4; k < e; k++) {
+            int h;
+            if (k >= n) { *where = n; return AJPCORE_STR_EOF; }
+            h = ajpcore_hex_digit(p[k]);
+            if (h < 0) { *where = k; return AJPCORE_STR_BAD_ESCAPE; }
+            x = (x << 4) | (Py_UCS4)h;
+        }
+        *v = x;
+        return AJPCORE_STR_OK;
+    }
+
+    /* Check the string body starting at p[first] up to its closing quote; p[first:i] is
+       already known to be plain ASCII.  The first problem in byte order is reported. */
+    static int ajpcore_scan_string(const unsigned char *p, Py_ssize_t first, Py_ssize_t i, Py_ssize_t n,
+                                   ajpcore_str_scan *r) {
+        Py_ssize_t shrink = 0;  /* bytes minus code points */
+        Py_UCS4 maxc = 0x7F;
+        for (;;) {
+            unsigned int c;
+            i = ajpcore_scan_plain(p, i, n);
+            if (i >= n) { r->end = n; return AJPCORE_STR_EOF; }
+            c = p[i];
+            /* Unicode 15 Table 3-7: no overlongs, no surrogates (ED A0..BF), nothing past U+10FFFF. */
+            while (c >= 0x80) {
+                if (c < 0xE0) {
+                    if (c < 0xC2 || i + 1 >= n || (p[i + 1] & 0xC0) != 0x80) goto bad_utf8;
+                    maxc |= c < 0xC4 ? 0xFF : 0xFFFF;
+                    shrink += 1;
+                    i += 2;
+                } else if (c < 0xF0) {
+                    unsigned int c1, c2;
+                    if (i + 2 >= n) goto bad_utf8;
+                    c1 = p[i + 1];
+                    c2 = p[i + 2];
+                    if (c1 < (c == 0xE0 ? 0xA0u : 0x80u) || c1 > (c == 0xED ? 0x9Fu : 0xBFu) || (c2 & 0xC0) != 0x80)
+                        goto bad_utf8;
+                    if (c == 0xEF && ((c1 == 0xB7 && c2 >= 0x90 && c2 <= 0xAF) || (c1 == 0xBF && c2 >= 0xBE))) {
+                        r->cp = ((c & 0x0F) << 12) | ((c1 & 0x3F) << 6) | (c2 & 0x3F);
+                        r->end = i;
+                        return AJPCORE_STR_NONCHAR;
+                    }
+                    maxc |= 0xFFFF;
+                    shrink += 2;
+                    i += 3;
+                } else {
+                    unsigned int c1, c2, c3;
+                    if (c > 0xF4 || i + 3 >= n) goto bad_utf8;
+                    c1 = p[i + 1];
+                    c2 = p[i + 2];
+                    c3 = p[i + 3];
+                    if (c1 < (c == 0xF0 ? 0x90u : 0x80u) || c1 > (c == 0xF4 ? 0x8Fu : 0xBFu) || (c2 & 0xC0) != 0x80
+                        || (c3 & 0xC0) != 0x80)
+                        goto bad_utf8;
+                    if ((c1 & 0x0F) == 0x0F && c2 == 0xBF && c3 >= 0xBE) {  /* U+xFFFE, U+xFFFF */
+                        r->cp = ((c & 0x07) << 18) | ((c1 & 0x3F) << 12) | ((c2 & 0x3F) << 6) | (c3 & 0x3F);
+                        r->end = i;
+                        return AJPCORE_STR_NONCHAR;
+                    }
+                    maxc |= 0x10FFFF;
+                    shrink += 3;
+                    i += 4;
+                }
+                if (i >= n) { r->end = n; return AJPCORE_STR_EOF; }
+                c = p[i];
+            }
+            if (c == 0x22) {
+                r->end = i;
+                r->length = (i - first) - shrink;
+                r->maxchar = maxc;
+                return AJPCORE_STR_OK;
+            }
+            if (c == 0x5C) {
+                Py_ssize_t j = i;
+                Py_UCS4 cp, low;
+                unsigned int e;
+                int status;
+                if (j + 1 >= n) { r->end = n; return AJPCORE_STR_EOF; }
+                e = p[j + 1];
+                if (e != 0x75) {
+                    if (e == 0x22 || e == 0x5C || e == 0x2F || e == 0x62 || e == 0x66 || e == 0x6E || e == 0x72 || e == 0x74) {
+                        shrink += 1;
+                        i = j + 2;
+                        continue;
+                    }
+                    r->end = j + 1;
+                    return AJPCORE_STR_BAD_ESCAPE;
+                }
+                status = ajpcore_hex4(p, j + 2, n, &cp, &r->end);
+                if (status) return status;
+                i = j + 6;
+                if (cp >= 0xD800 && cp <= 0xDBFF) {
+                    /* RFC 8259 §7 / RFC 7493 §2.1: a high surrogate escape must be followed by a low one. */
+                    if (!(i + 1 < n && p[i] == 0x5C && p[i + 1] == 0x75)) { r->end = j; return AJPCORE_STR_SURROGATE; }
+                    status = ajpcore_hex4(p, i + 2, n, &low, &r->end);
+                    if (status) return status;
+                    if (low < 0xDC00 || low > 0xDFFF) { r->end = j; return AJPCORE_STR_SURROGATE; }
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+                    i += 6;
+                    shrink += 11;
+                } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+                    r->end = j;
+                    return AJPCORE_STR_SURROGATE;
+                } else {
+                    shrink += 5;
+                }
+                if (ajpcore_is_noncharacter(cp)) { r->cp = cp; r->end = j; return AJPCORE_STR_NONCHAR; }
+                maxc |= ajpcore_char_class(cp);
+                continue;
+            }
+            if (c < 0x20) { r->end = i; return AJPCORE_STR_CONTROL; }
+            /* plain ASCII after a multi-byte character: keep scanning */
+        }
+    bad_utf8:
+        r->end = i;
+        return AJPCORE_STR_BAD_UTF8;
+    }
+
+    static inline Py_UCS4 ajpcore_hex4_checked(const unsigned char *p) {
+        return ((Py_UCS4)ajpcore_hex_digit(p[0]) << 12) | ((Py_UCS4)ajpcore_hex_digit(p[1]) << 8)
+               | ((Py_UCS4)ajpcore_hex_digit(p[2]) << 4) | (Py_UCS4)ajpcore_hex_digit(p[3]);
+    }
+
+    static inline Py_UCS4 ajpcore_short_escape(unsigned int e) {
+        switch (e) {
+        case 0x62: return 0x08;
+        case 0x66: return 0x0C;
+        case 0x6E: return 0x0A;
+        case 0x72: return 0x0D;
+        case 0x74: return 0x09;
+        default: return e;  /* " \ / */
+        }
+    }
+
+    /* Write the code points of the checked string body p[0:end) to o (one element per code point).
+       Runs of eight plain ASCII bytes are copied (widened) as a block. */
+    #define AJPCORE_FILL(NAME, T)                                                                    \
+    static void NAME(const unsigned char *p, const unsigned char *end, T *o) {                     \
+        const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;                 \
+        while (p < end) {                                                                           \
+            unsigned int c;                                                                         \
+            while (end - p >= 8) {                                                                  \
+                uint64_t w, b;                                                                      \
+                int k;                                                                              \
+                memcpy(&w, p, 8);                                                                   \
+                b = w ^ (ones * 0x5C);                                                              \
+                if ((w | ((b - ones) & ~b)) & highs) break;                                         \
+                for (k = 0; k < 8; k++) o[k] = (T)p[k];                                             \
+                o += 8;                                                                             \
+                p += 8;                                                                             \
+            }                                                                                       \
+            if (p >= end) break;                                                                    \
+            c = *p;                                                                                 \
+            if (c < 0x80) {                                                                         \
+                if (c != 0x5C) { *o++ = (T)c; p++; continue; }                                      \
+                if (p[1] != 0x75) { *o++ = (T)ajpcore_short_escape(p[1]); p += 2; continue; }       \
+                {                                                                                   \
+                    Py_UCS4 cp = ajpcore_hex4_checked(p + 2);                                       \
+                    p += 6;                                                                         \
+                    if (cp >= 0xD800 && cp <= 0xDBFF) {                                             \
+                        cp = 0x10000 + ((cp - 0xD800) << 10) + (ajpcore_hex4_checked(p + 2) - 0xDC00); \
+                        p += 6;                                                                     \
+                    }                                                                               \
+                    *o++ = (T)cp;                                                                   \
+                }                                                                                   \
+            } else if (c < 0xE0) {                                                                  \
+                *o++ = (T)(((c & 0x1F) << 6) | (p[1] & 0x3F));                                      \
+                p += 2;                                                                             \
+            } else if (c < 0xF0) {                                                                  \
+                *o++ = (T)(((c & 0x0F) << 12) | ((p[1] & 0x3F) << 6) | (p[2] & 0x3F));              \
+                p += 3;                                                                             \
+            } else {                                                                                \
+                *o++ = (T)(((c & 0x07) << 18) | ((p[1] & 0x3F) << 12) | ((p[2] & 0x3F) << 6) | (p[3] & 0x3F)); \
+                p += 4;                                                                             \
+            }                                                                                       \
+        }                                                                                           \
+    }
+    AJPCORE_FILL(ajpcore_fill_ucs1, Py_UCS1)
+    AJPCORE_FILL(ajpcore_fill_ucs2, Py_UCS2)
+    AJPCORE_FILL(ajpcore_fill_ucs4, Py_UCS4)
     """
     Py_ssize_t _scan_plain "ajpcore_scan_plain" (const unsigned char* p, Py_ssize_t i, Py_ssize_t n) nogil
+    ctypedef struct ajpcore_str_scan:
+        Py_ssize_t end
+        Py_ssize_t length
+        Py_UCS4 maxchar
+        Py_UCS4 cp
+    enum:
+        AJPCORE_STR_OK
+        AJPCORE_STR_EOF
+        AJPCORE_STR_BAD_UTF8
+        AJPCORE_STR_CONTROL
+        AJPCORE_STR_BAD_ESCAPE
+        AJPCORE_STR_SURROGATE
+        AJPCORE_STR_NONCHAR
+    int _scan_string "ajpcore_scan_string" (const unsigned char* p, Py_ssize_t first, Py_ssize_t i, Py_ssize_t n, ajpcore_str_scan* r) nogil
+    void _fill_ucs1 "ajpcore_fill_ucs1" (const unsigned char* p, const unsigned char* end, void* o) nogil
+    void _fill_ucs2 "ajpcore_fill_ucs2" (const unsigned char* p, const unsigned char* end, void* o) nogil
+    void _fill_ucs4 "ajpcore_fill_ucs4" (const unsigned char* p, const unsigned char* end, void* o) nogil
 
 # Per byte: 1 = JSON whitespace (RFC 8259 §2).
 cdef unsigned char _IS_WS[256]
@@ -116,49 +357,6 @@ cdef object _ascii_key(const unsigned char* p, Py_ssize_t size):
     return s
 
 
-cdef inline int _hex_value(unsigned char c) noexcept nogil:
-    if 0x30 <= c <= 0x39:
-        return c - 0x30
-    if 0x61 <= c <= 0x66:
-        return c - 0x57
-    if 0x41 <= c <= 0x46:
-        return c - 0x37
-    return -1
-
-
-cdef inline Py_ssize_t _utf8_sequence(const unsigned char* p, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
-    """Length of the well-formed UTF-8 sequence at ``p[i]`` (a byte >= 0x80), 0 if ill-formed.
-
-    Unicode 15 Table 3-7: no overlongs, no surrogates (ED A0..BF), nothing past U+10FFFF.
-    """
-    cdef unsigned char c = p[i], lo = 0x80, hi = 0xBF
-    cdef Py_ssize_t need, k
-    if 0xC2 <= c <= 0xDF:
-        need = 1
-    elif 0xE0 <= c <= 0xEF:
-        need = 2
-        if c == 0xE0:
-            lo = 0xA0
-        elif c == 0xED:
-            hi = 0x9F
-    elif 0xF0 <= c <= 0xF4:
-        need = 3
-        if c == 0xF0:
-            lo = 0x90
-        elif c == 0xF4:
-            hi = 0x8F
-    else:
-        return 0
-    if i + need >= n:
-        return 0
-    if not (lo <= p[i + 1] <= hi):
-        return 0
-    for k in range(2, need + 1):
-        if not (0x80 <= p[i + k] <= 0xBF):
-            return 0
-    return need + 1
-
-
 cdef class _StrictParser:
     """The native reader: the same steps as ``_StrictParser`` of the pure twin, over a C buffer."""
 
@@ -170,17 +368,10 @@ cdef class _StrictParser:
     cdef bint allow_duplicate_keys
     cdef list stack   # open containers, outermost first
     cdef list keys    # current member name of each open object (None for arrays)
-    cdef unsigned char* scratch  # unescaped string bytes
-    cdef Py_ssize_t scratch_cap
 
     def __cinit__(self):
-        self.scratch = NULL
-        self.scratch_cap = 0
         self.stack = []
         self.keys = []
-
-    def __dealloc__(self):
-        PyMem_Free(self.scratch)
 
     cdef int fail(self, str reason, Py_ssize_t pos) except -1:
         cdef list steps = []
@@ -334,42 +525,31 @@ cdef class _StrictParser:
                 self.fail("invalid literal", i + k)
         return i + size
 
-    cdef int parse_hex4(self, Py_ssize_t i) except -1:
-        cdef Py_ssize_t k
-        cdef int v = 0, h
-        for k in range(i, i + 4):
-            if k >= self.n:
-                self.eof()
-            h = _hex_value(self.p[k])
-            if h < 0:
-                self.fail("invalid escape", k)
-            v = (v << 4) | h
-        return v
-
-    cdef int reserve(self, Py_ssize_t need) except -1:
-        cdef Py_ssize_t cap = self.scratch_cap if self.scratch_cap else 256
-        cdef void* grown
-        while cap < need:
-            cap *= 2
-        if cap != self.scratch_cap:
-            grown = PyMem_Realloc(self.scratch, cap)
-            if grown == NULL:
-                raise MemoryError()
-            self.scratch = <unsigned char*>grown
-            self.scratch_cap = cap
-        return 0
+    cdef int string_error(self, int status, ajpcore_str_scan* r) except -1:
+        """Raise the DecodeError for a string ``_scan_string`` refused."""
+        cdef Py_ssize_t at = r.end
+        if status == AJPCORE_STR_EOF:
+            return self.eof()
+        if status == AJPCORE_STR_BAD_UTF8:
+            # RFC 7493 §2.1: text MUST be valid UTF-8 (RFC 3629, no surrogates).
+            return self.fail("invalid UTF-8", at)
+        if status == AJPCORE_STR_CONTROL:
+            return self.fail("control character in string", at)
+        if status == AJPCORE_STR_BAD_ESCAPE:
+            return self.fail("invalid escape", at)
+        if status == AJPCORE_STR_SURROGATE:
+            return self.fail(_surrogate_reason(PyBytes_FromStringAndSize(<const char*>self.p + at, 6)), at)
+        return self.fail(_noncharacter_reason(<long>r.cp), at)
 
     cdef object parse_string(self, Py_ssize_t start, bint is_key=False):
         """Read the string whose opening quote is at ``start``; leave ``self.i`` after it."""
         cdef const unsigned char* p = self.p
         cdef Py_ssize_t n = self.n
-        cdef Py_ssize_t i = start + 1
-        cdef Py_ssize_t seg, j, size, out = 0
-        cdef bint escaped = False, ascii = True
-        cdef unsigned char c, e
-        cdef int cp, low
+        cdef Py_ssize_t i = _scan_plain(p, start + 1, n)
+        cdef Py_ssize_t size
+        cdef ajpcore_str_scan r
+        cdef int status, kind
         cdef object s
-        i = _scan_plain(p, i, n)
         if i < n and p[i] == 0x22:
             # The common case: plain ASCII, no escapes.
             size = i - start - 1
@@ -378,94 +558,22 @@ cdef class _StrictParser:
                 return _ascii_key(p + start + 1, size)
             s = PyUnicode_New(size, 127)
             memcpy(PyUnicode_1BYTE_DATA(s), p + start + 1, size)
-            self.i = i + 1
             return s
-        seg = start + 1  # first raw byte not yet copied to the scratch buffer
-        while True:
-            i = _scan_plain(p, i, n)
-            if i >= n:
-                self.eof()
-            c = p[i]
-            if c >= 0x80:
-                # RFC 7493 §2.1: text MUST be valid UTF-8 (RFC 3629, no surrogates).
-                size = _utf8_sequence(p, i, n)
-                if size == 0:
-                    self.fail("invalid UTF-8", i)
-                ascii = False
-                i += size
-                continue
-            if c == 0x22:
-                break
-            if c != 0x5C:
-                self.fail("control character in string", i)
-            j = i
-            if j + 1 >= n:
-                self.eof()
-            e = p[j + 1]
-            # Copy the raw run before the escape, then the escaped character as UTF-8.
-            self.reserve(out + (j - seg) + 4)
-            memcpy(self.scratch + out, p + seg, j - seg)
-            out += j - seg
-            escaped = True
-            if e != 0x75:
-                if e == 0x22 or e == 0x5C or e == 0x2F:
-                    c = e
-                elif e == 0x62:
-                    c = 0x08
-                elif e == 0x66:
-                    c = 0x0C
-                elif e == 0x6E:
-                    c = 0x0A
-                elif e == 0x72:
-                    c = 0x0D
-                elif e == 0x74:
-                    c = 0x09
-                else:
-                    self.fail("invalid escape", j + 1)
-                self.scratch[out] = c
-                out += 1
-                i = j + 2
-                seg = i
-                continue
-            cp = self.parse_hex4(j + 2)
-            i = j + 6
-            if 0xD800 <= cp <= 0xDBFF:
-                # RFC 8259 §7 / RFC 7493 §2.1: a high surrogate escape must be followed by a low one.
-                if not (i + 1 < n and p[i] == 0x5C and p[i + 1] == 0x75):
-                    self.fail(_surrogate_reason(PyBytes_FromStringAndSize(<const char*>p + j, 6)), j)
-                low = self.parse_hex4(i + 2)
-                if not (0xDC00 <= low <= 0xDFFF):
-                    self.fail(_surrogate_reason(PyBytes_FromStringAndSize(<const char*>p + j, 6)), j)
-                cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00)
-                i += 6
-            elif 0xDC00 <= cp <= 0xDFFF:
-                self.fail(_surrogate_reason(PyBytes_FromStringAndSize(<const char*>p + j, 6)), j)
-            if cp < 0x80:
-                self.scratch[out] = <unsigned char>cp
-                out += 1
-            elif cp < 0x800:
-                self.scratch[out] = <unsigned char>(0xC0 | (cp >> 6))
-                self.scratch[out + 1] = <unsigned char>(0x80 | (cp & 0x3F))
-                out += 2
-            elif cp < 0x10000:
-                self.scratch[out] = <unsigned char>(0xE0 | (cp >> 12))
-                self.scratch[out + 1] = <unsigned char>(0x80 | ((cp >> 6) & 0x3F))
-                self.scratch[out + 2] = <unsigned char>(0x80 | (cp & 0x3F))
-                out += 3
-            else:
-                self.scratch[out] = <unsigned char>(0xF0 | (cp >> 18))
-                self.scratch[out + 1] = <unsigned char>(0x80 | ((cp >> 12) & 0x3F))
-                self.scratch[out + 2] = <unsigned char>(0x80 | ((cp >> 6) & 0x3F))
-                self.scratch[out + 3] = <unsigned char>(0x80 | (cp & 0x3F))
-                out += 4
-            seg = i
-        self.i = i + 1
-        if not escaped:
-            return PyUnicode_DecodeUTF8(<const char*>p + start + 1, i - start - 1, NULL)
-        self.reserve(out + (i - seg))
-        memcpy(self.scratch + out, p + seg, i - seg)
-        out += i - seg
-        return PyUnicode_DecodeUTF8(<const char*>self.scratch, out, NULL)
+        # Escapes or non-ASCII text: check it all once, then build the str at its final
+        # length and kind straight from the bytes (see ajpcore_scan_string).
+        status = _scan_string(p, start + 1, i, n, &r)
+        if status != AJPCORE_STR_OK:
+            self.string_error(status, &r)
+        self.i = r.end + 1
+        s = PyUnicode_New(r.length, r.maxchar)
+        kind = PyUnicode_KIND(s)
+        if kind == PyUnicode_1BYTE_KIND:
+            _fill_ucs1(p + start + 1, p + r.end, PyUnicode_DATA(s))
+        elif kind == PyUnicode_2BYTE_KIND:
+            _fill_ucs2(p + start + 1, p + r.end, PyUnicode_DATA(s))
+        else:
+            _fill_ucs4(p + start + 1, p + r.end, PyUnicode_DATA(s))
+        return s
 
     cdef object parse_number(self, Py_ssize_t start):
         """Read the number at ``start`` (RFC 8259 §6); leave ``self.i`` after it."""

@@ -5,6 +5,7 @@ import math
 import pickle
 import re
 import struct
+import unicodedata
 
 import pytest
 
@@ -224,13 +225,67 @@ def test_invalid_utf8_is_refused_at_its_first_byte(impl, sequence):
 
 
 def test_valid_utf8_at_the_edges_is_accepted(impl):
-    for ch in ["\x7f", "\x80", "\u07ff", "\u0800", "\ud7ff", "\ue000", "\uffff", "\U00010000", "\U0010ffff"]:
+    # U+FFFF and U+10FFFF are the last code points of their ranges but noncharacters (refused
+    # below); U+FFFD and U+10FFFD are the last characters I-JSON admits there.
+    for ch in ["\x7f", "\x80", "\u07ff", "\u0800", "\ud7ff", "\ue000", "\ufffd", "\U00010000", "\U0010fffd"]:
         assert impl.decode(('"' + ch + '"').encode()) == ch
 
 
 def test_surrogate_pair_escapes_make_one_character(impl):
     assert impl.decode(b'"\\ud834\\udd1e"') == "\U0001d11e"
-    assert impl.decode(b'"\\uDBFF\\uDFFF"') == "\U0010ffff"
+    assert impl.decode(b'"\\uDBFF\\uDFFD"') == "\U0010fffd"
+
+
+# RFC 7493 §2.1: I-JSON text MUST NOT include noncharacters: U+FDD0..U+FDEF (32) and the last
+# two code points of each of the 17 planes (34), 66 in all.
+NONCHARACTERS = [*range(0xFDD0, 0xFDF0), *(plane << 16 | low for plane in range(17) for low in (0xFFFE, 0xFFFF))]
+
+
+def _escaped(cp):
+    if cp < 0x10000:
+        return "\\u%04X" % cp
+    cp -= 0x10000
+    return "\\u%04x\\u%04x" % (0xD800 + (cp >> 10), 0xDC00 + (cp & 0x3FF))
+
+
+def test_noncharacters_are_66():
+    assert len(NONCHARACTERS) == 66
+    assert all(unicodedata.category(chr(cp)) == "Cn" for cp in NONCHARACTERS)
+
+
+@pytest.mark.parametrize("cp", NONCHARACTERS, ids=lambda cp: "U+%04X" % cp)
+def test_noncharacters_are_refused_raw_and_escaped_in_values_and_names(impl, cp):
+    reason = "noncharacter `U+%04X` is not allowed" % cp
+    raw = chr(cp).encode("utf-8")
+    escaped = _escaped(cp).encode("ascii")
+    for body in (raw, escaped):
+        # A value (after ASCII, Latin-1 and astral text, so the string is not plain), and a member name.
+        exc = refusal(impl, b'{"k": ["ok", "ab\xc3\xa9\xf0\x9f\x98\x80' + body + b'z"]}')
+        assert (exc.reason, exc.pos, exc.pointer) == (reason, 22, "/k")
+        exc = refusal(impl, b'{"a": 1, "x\\n' + body + b'": 2}')
+        assert (exc.reason, exc.pos, exc.pointer) == (reason, 13, "")
+        exc = refusal(impl, b'"' + body + b'"')
+        assert (exc.reason, exc.pos) == (reason, 1)
+    # A str document is read as its UTF-8 bytes.
+    assert refusal(impl, '["' + chr(cp) + '"]').reason == reason
+
+
+def test_noncharacter_refusal_comes_in_byte_order(impl):
+    # The first problem met reading left to right wins, whichever kind it is.
+    assert refusal(impl, b'["\xef\xbf\xbf\xff"]').reason == "noncharacter `U+FFFF` is not allowed"
+    assert refusal(impl, b'["\xff\xef\xbf\xbf"]').reason == "invalid UTF-8"
+    assert refusal(impl, b'["\\ud800\\uffff"]').reason == "lone surrogate escape `\\ud800`"
+    assert refusal(impl, b'["\\ufdd0\x01"]').reason == "noncharacter `U+FDD0` is not allowed"
+    assert refusal(impl, b'["\x01\\ufdd0"]').reason == "control character in string"
+    exc = refusal(impl, b'{"\xef\xb7\x90": 1, "\xef\xb7\x90": 2}')
+    assert (exc.reason, exc.pos) == ("noncharacter `U+FDD0` is not allowed", 2)  # before the duplicate
+
+
+def test_characters_next_to_noncharacters_are_accepted(impl):
+    for cp in (0xFDCF, 0xFDF0, 0xFFFD, 0x1FFFD, 0x20000, 0x10FFFD, 0xEFFFD):
+        text = chr(cp)
+        assert impl.decode(('"' + text + '"').encode()) == text
+        assert impl.decode(b'"' + _escaped(cp).encode() + b'"') == text
 
 
 def test_location_fields(impl):
