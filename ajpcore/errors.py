@@ -10,7 +10,7 @@ and the machine-readable code of the AJP error body (``.code``).
 from __future__ import annotations
 
 from json.encoder import encode_basestring_ascii as _quote
-from typing import Any, Iterable, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Sequence, Tuple, Union
 
 __all__ = [
     "AjpError",
@@ -35,15 +35,29 @@ class AjpError(Exception):
     status: int = 400
     code: str = "BAD_REQUEST"
 
-    def error_body(self) -> dict:
+    def error_body(self) -> Dict[str, Any]:
         """The AJP ``ErrorBody`` a server answers this refusal with, as a JSON object.
 
         One definition for every error: ``ajpcore.ajp.error_response`` (which also
-        gives the HTTP status).
+        gives the HTTP status).  This module knows nothing of the protocol layer:
+        the package installs that mapping when it is imported
+        (``_install_error_body``).
         """
-        from .ajp import error_response  # the protocol layer sits above this module
+        return _ERROR_BODY[0](self)
 
-        return error_response(self)[1].to_dict()
+
+def _no_error_body(exc: AjpError) -> Dict[str, Any]:
+    raise RuntimeError("no error-body mapping installed: import `ajpcore` (it installs `ajpcore.ajp`'s)")
+
+
+# The function behind `AjpError.error_body`, injected by the package's `__init__`
+# (a one-element list so the installer needs no `global`).
+_ERROR_BODY: List[Callable[[AjpError], Dict[str, Any]]] = [_no_error_body]
+
+
+def _install_error_body(mapping: Callable[[AjpError], Dict[str, Any]]) -> None:
+    """Make ``mapping(exc)`` what ``AjpError.error_body()`` returns."""
+    _ERROR_BODY[0] = mapping
 
 
 class EncodeError(AjpError, TypeError):
@@ -279,3 +293,79 @@ def format_path(steps: Iterable[Union[str, int]]) -> str:
         else:
             parts.append("[" + _quote(step) + "]")
     return "".join(parts)
+
+
+# -- sender identity (Provenance declarations, key pins) --
+
+
+class SenderIdentityError(AjpError):
+    """The sender of an offer could not be tied to a verified key (HTTP 403).
+
+    ``.code`` is the reference AJP SDK's code for the failure
+    (``DECLARATION_INVALID``, ``DECLARATION_LOCATION_MISMATCH``,
+    ``DECLARATION_ID_MISMATCH``, ``KEY_ROTATED``, ``NO_PUBLIC_KEY``,
+    ``NO_DECLARATION_URL``, ``DECLARATION_UNPARSEABLE``,
+    ``SENDER_IDENTITY_FAILED``) or one of ajpcore's own
+    (``CAPABILITY_NOT_DECLARED``, ``KEY_ROTATION_REFUSED``), listed in the README.
+    """
+
+    status = 403
+    code = "SENDER_IDENTITY_FAILED"
+
+    def __init__(self, reason: str, code: str = "SENDER_IDENTITY_FAILED") -> None:
+        self.code = code
+        super().__init__(reason)
+
+    def __reduce__(self) -> Any:
+        return (type(self), (str(self), self.code))
+
+
+class KeyRotated(SenderIdentityError):
+    """A sender presented a key other than the one pinned for its provenance id (HTTP 403, ``KEY_ROTATED``).
+
+    ``.provenance_id``, ``.pinned`` and ``.presented`` are the id and the two
+    key fingerprints.  Only a key-rotation notice signed by the pinned key
+    (``KeyPins.accept_rotation``) moves a pin.
+    """
+
+    code = "KEY_ROTATED"
+
+    def __init__(self, provenance_id: str, pinned: str, presented: str) -> None:
+        self.provenance_id = provenance_id
+        self.pinned = pinned
+        self.presented = presented
+        super().__init__(
+            f"sender `{provenance_id}` signs with key {presented[:16]}..., not the pinned key "
+            f"{pinned[:16]}...: a key rotation, accepted only with a rotation notice signed by the pinned key",
+            "KEY_ROTATED",
+        )
+
+    def __reduce__(self) -> Any:
+        return (type(self), (self.provenance_id, self.pinned, self.presented))
+
+
+class KeyRotationRefused(SenderIdentityError):
+    """``KeyPins.accept_rotation`` was given a notice that cannot move the pin (HTTP 403, ``KEY_ROTATION_REFUSED``):
+    not a valid key-rotation notice under the pinned key, or for an id the store never pinned."""
+
+    code = "KEY_ROTATION_REFUSED"
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason, "KEY_ROTATION_REFUSED")
+
+    def __reduce__(self) -> Any:
+        return (type(self), (str(self),))
+
+
+class KeyPinsCorrupt(AjpError, ValueError):
+    """A key-pin file cannot be read back exactly (not strict JSON, or not the pin file's shape).
+
+    Never treated as an empty store: forgetting pins would accept any key as a
+    first use.  A server error (HTTP 500): the receiver's own state is broken.
+    """
+
+    status = 500
+    code = "INTERNAL"
+
+
+__all__ += ["SenderIdentityError", "KeyRotated", "KeyRotationRefused", "KeyPinsCorrupt"]
