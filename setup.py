@@ -59,7 +59,7 @@ def extensions():
     ext = Extension(
         "ajpcore._core_c",
         ["native/_core_c.pyx"],
-        depends=sorted(glob.glob("native/*.pxi")),
+        depends=sorted(glob.glob("native/*.pxi") + glob.glob("native/*.h")),
         extra_compile_args=["-O3"] if os.name != "nt" else [],
     )
     return cythonize(

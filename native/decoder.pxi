@@ -28,258 +28,7 @@ cdef extern from "Python.h":
 cdef extern from "math.h":
     bint isinf(double x) nogil
 
-cdef extern from *:
-    """
-    #include <stdint.h>
-    #include <string.h>
-    /* First i' >= i where p[i'] is '"', '\\', a control character or a non-ASCII byte.
-       Eight bytes at a time: in each mask the lowest flagged byte is exact (a borrow
-       only flags bytes above a true hit), so the lowest flag overall is the answer. */
-    static inline Py_ssize_t ajpcore_scan_plain(const unsigned char *p, Py_ssize_t i, Py_ssize_t n) {
-        const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
-        while (i + 8 <= n) {
-            uint64_t w, q, b, m;
-            memcpy(&w, p + i, 8);
-            q = w ^ (ones * 0x22);
-            b = w ^ (ones * 0x5C);
-            m = (w | ((w - ones * 0x20) & ~w) | ((q - ones) & ~q) | ((b - ones) & ~b)) & highs;
-            if (m) {
-    #if PY_LITTLE_ENDIAN
-                return i + (__builtin_ctzll(m) >> 3);
-    #else
-                return i + (__builtin_clzll(m) >> 3);
-    #endif
-            }
-            i += 8;
-        }
-        while (i < n && p[i] >= 0x20 && p[i] < 0x80 && p[i] != 0x22 && p[i] != 0x5C)
-            i++;
-        return i;
-    }
-
-    /* Strings are read in two steps over the bytes of one string: ajpcore_scan_string
-       checks everything (RFC 8259 §7 grammar; RFC 7493 §2.1: well-formed UTF-8, no lone
-       surrogate escapes, no noncharacters) and learns the string's length in code points
-       and its widest code point; ajpcore_fill_ucs1/2/4 then write the characters straight
-       from the UTF-8 bytes and escapes into a str allocated at its final size and kind
-       (PEP 393), without checks, without an intermediate buffer and without widening. */
-    enum {
-        AJPCORE_STR_OK = 0,
-        AJPCORE_STR_EOF,         /* at n */
-        AJPCORE_STR_BAD_UTF8,    /* at the first byte of the ill-formed sequence */
-        AJPCORE_STR_CONTROL,     /* at the control character */
-        AJPCORE_STR_BAD_ESCAPE,  /* at the offending byte after the backslash */
-        AJPCORE_STR_SURROGATE,   /* at the backslash of the lone surrogate escape */
-        AJPCORE_STR_NONCHAR      /* at its first byte, or the backslash of its escape */
-    };
-
-    typedef struct {
-        Py_ssize_t end;      /* OK: index of the closing quote; else where the problem is */
-        Py_ssize_t length;   /* OK: code points */
-        Py_UCS4 maxchar;     /* OK: 0x7F, 0xFF, 0xFFFF or 0x10FFFF, the class of the widest one */
-        Py_UCS4 cp;          /* NONCHAR: the code point */
-    } ajpcore_str_scan;
-
-    /* RFC 7493 §2.1 (Unicode §23.7): U+FDD0..U+FDEF and the last two code points of every plane. */
-    static inline int ajpcore_is_noncharacter(Py_UCS4 cp) {
-        return (cp >= 0xFDD0 && cp <= 0xFDEF) || (cp & 0xFFFE) == 0xFFFE;
-    }
-
-    static inline Py_UCS4 ajpcore_char_class(Py_UCS4 cp) {
-        return cp < 0x80 ? 0x7F : cp < 0x100 ? 0xFF : cp < 0x10000 ? 0xFFFF : 0x10FFFF;
-    }
-
-    static inline int ajpcore_hex_digit(unsigned int c) {
-        if (c - 0x30u < 10u) return (int)(c - 0x30u);
-        c |= 0x20u;
-        if (c - 0x61u < 6u) return (int)(c - 0x61u + 10u);
-        return -1;
-    }
-
-    /* The four hex digits at p[k]; on failure *where is the problem's position. */
-    static inline int ajpcore_hex4(const unsigned char *p, Py_ssize_t k, Py_ssize_t n, Py_UCS4 *v, Py_ssize_t *where) {
-        Py_UCS4 x = 0;
-        Py_ssize_t e;
-        for (e = k + 4; k < e; k++) {
-            int h;
-            if (k >= n) { *where = n; return AJPCORE_STR_EOF; }
-            h = ajpcore_hex_digit(p[k]);
-            if (h < 0) { *where = k; return AJPCORE_STR_BAD_ESCAPE; }
-            x = (x << 4) | (Py_UCS4)h;
-        }
-        *v = x;
-        return AJPCORE_STR_OK;
-    }
-
-    /* Check the string body starting at p[first] up to its closing quote; p[first:i] is
-       already known to be plain ASCII.  The first problem in byte order is reported. */
-    static int ajpcore_scan_string(const unsigned char *p, Py_ssize_t first, Py_ssize_t i, Py_ssize_t n,
-                                   ajpcore_str_scan *r) {
-        Py_ssize_t shrink = 0;  /* bytes minus code points */
-        Py_UCS4 maxc = 0x7F;
-        for (;;) {
-            unsigned int c;
-            i = ajpcore_scan_plain(p, i, n);
-            if (i >= n) { r->end = n; return AJPCORE_STR_EOF; }
-            c = p[i];
-            /* Unicode 15 Table 3-7: no overlongs, no surrogates (ED A0..BF), nothing past U+10FFFF. */
-            while (c >= 0x80) {
-                if (c < 0xE0) {
-                    if (c < 0xC2 || i + 1 >= n || (p[i + 1] & 0xC0) != 0x80) goto bad_utf8;
-                    maxc |= c < 0xC4 ? 0xFF : 0xFFFF;
-                    shrink += 1;
-                    i += 2;
-                } else if (c < 0xF0) {
-                    unsigned int c1, c2;
-                    if (i + 2 >= n) goto bad_utf8;
-                    c1 = p[i + 1];
-                    c2 = p[i + 2];
-                    if (c1 < (c == 0xE0 ? 0xA0u : 0x80u) || c1 > (c == 0xED ? 0x9Fu : 0xBFu) || (c2 & 0xC0) != 0x80)
-                        goto bad_utf8;
-                    if (c == 0xEF && ((c1 == 0xB7 && c2 >= 0x90 && c2 <= 0xAF) || (c1 == 0xBF && c2 >= 0xBE))) {
-                        r->cp = ((c & 0x0F) << 12) | ((c1 & 0x3F) << 6) | (c2 & 0x3F);
-                        r->end = i;
-                        return AJPCORE_STR_NONCHAR;
-                    }
-                    maxc |= 0xFFFF;
-                    shrink += 2;
-                    i += 3;
-                } else {
-                    unsigned int c1, c2, c3;
-                    if (c > 0xF4 || i + 3 >= n) goto bad_utf8;
-                    c1 = p[i + 1];
-                    c2 = p[i + 2];
-                    c3 = p[i + 3];
-                    if (c1 < (c == 0xF0 ? 0x90u : 0x80u) || c1 > (c == 0xF4 ? 0x8Fu : 0xBFu) || (c2 & 0xC0) != 0x80
-                        || (c3 & 0xC0) != 0x80)
-                        goto bad_utf8;
-                    if ((c1 & 0x0F) == 0x0F && c2 == 0xBF && c3 >= 0xBE) {  /* U+xFFFE, U+xFFFF */
-                        r->cp = ((c & 0x07) << 18) | ((c1 & 0x3F) << 12) | ((c2 & 0x3F) << 6) | (c3 & 0x3F);
-                        r->end = i;
-                        return AJPCORE_STR_NONCHAR;
-                    }
-                    maxc |= 0x10FFFF;
-                    shrink += 3;
-                    i += 4;
-                }
-                if (i >= n) { r->end = n; return AJPCORE_STR_EOF; }
-                c = p[i];
-            }
-            if (c == 0x22) {
-                r->end = i;
-                r->length = (i - first) - shrink;
-                r->maxchar = maxc;
-                return AJPCORE_STR_OK;
-            }
-            if (c == 0x5C) {
-                Py_ssize_t j = i;
-                Py_UCS4 cp, low;
-                unsigned int e;
-                int status;
-                if (j + 1 >= n) { r->end = n; return AJPCORE_STR_EOF; }
-                e = p[j + 1];
-                if (e != 0x75) {
-                    if (e == 0x22 || e == 0x5C || e == 0x2F || e == 0x62 || e == 0x66 || e == 0x6E || e == 0x72 || e == 0x74) {
-                        shrink += 1;
-                        i = j + 2;
-                        continue;
-                    }
-                    r->end = j + 1;
-                    return AJPCORE_STR_BAD_ESCAPE;
-                }
-                status = ajpcore_hex4(p, j + 2, n, &cp, &r->end);
-                if (status) return status;
-                i = j + 6;
-                if (cp >= 0xD800 && cp <= 0xDBFF) {
-                    /* RFC 8259 §7 / RFC 7493 §2.1: a high surrogate escape must be followed by a low one. */
-                    if (!(i + 1 < n && p[i] == 0x5C && p[i + 1] == 0x75)) { r->end = j; return AJPCORE_STR_SURROGATE; }
-                    status = ajpcore_hex4(p, i + 2, n, &low, &r->end);
-                    if (status) return status;
-                    if (low < 0xDC00 || low > 0xDFFF) { r->end = j; return AJPCORE_STR_SURROGATE; }
-                    cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
-                    i += 6;
-                    shrink += 11;
-                } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
-                    r->end = j;
-                    return AJPCORE_STR_SURROGATE;
-                } else {
-                    shrink += 5;
-                }
-                if (ajpcore_is_noncharacter(cp)) { r->cp = cp; r->end = j; return AJPCORE_STR_NONCHAR; }
-                maxc |= ajpcore_char_class(cp);
-                continue;
-            }
-            if (c < 0x20) { r->end = i; return AJPCORE_STR_CONTROL; }
-            /* plain ASCII after a multi-byte character: keep scanning */
-        }
-    bad_utf8:
-        r->end = i;
-        return AJPCORE_STR_BAD_UTF8;
-    }
-
-    static inline Py_UCS4 ajpcore_hex4_checked(const unsigned char *p) {
-        return ((Py_UCS4)ajpcore_hex_digit(p[0]) << 12) | ((Py_UCS4)ajpcore_hex_digit(p[1]) << 8)
-               | ((Py_UCS4)ajpcore_hex_digit(p[2]) << 4) | (Py_UCS4)ajpcore_hex_digit(p[3]);
-    }
-
-    static inline Py_UCS4 ajpcore_short_escape(unsigned int e) {
-        switch (e) {
-        case 0x62: return 0x08;
-        case 0x66: return 0x0C;
-        case 0x6E: return 0x0A;
-        case 0x72: return 0x0D;
-        case 0x74: return 0x09;
-        default: return e;  /* " \ / */
-        }
-    }
-
-    /* Write the code points of the checked string body p[0:end) to o (one element per code point).
-       Runs of eight plain ASCII bytes are copied (widened) as a block. */
-    #define AJPCORE_FILL(NAME, T)                                                                    \
-    static void NAME(const unsigned char *p, const unsigned char *end, T *o) {                     \
-        const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;                 \
-        while (p < end) {                                                                           \
-            unsigned int c;                                                                         \
-            while (end - p >= 8) {                                                                  \
-                uint64_t w, b;                                                                      \
-                int k;                                                                              \
-                memcpy(&w, p, 8);                                                                   \
-                b = w ^ (ones * 0x5C);                                                              \
-                if ((w | ((b - ones) & ~b)) & highs) break;                                         \
-                for (k = 0; k < 8; k++) o[k] = (T)p[k];                                             \
-                o += 8;                                                                             \
-                p += 8;                                                                             \
-            }                                                                                       \
-            if (p >= end) break;                                                                    \
-            c = *p;                                                                                 \
-            if (c < 0x80) {                                                                         \
-                if (c != 0x5C) { *o++ = (T)c; p++; continue; }                                      \
-                if (p[1] != 0x75) { *o++ = (T)ajpcore_short_escape(p[1]); p += 2; continue; }       \
-                {                                                                                   \
-                    Py_UCS4 cp = ajpcore_hex4_checked(p + 2);                                       \
-                    p += 6;                                                                         \
-                    if (cp >= 0xD800 && cp <= 0xDBFF) {                                             \
-                        cp = 0x10000 + ((cp - 0xD800) << 10) + (ajpcore_hex4_checked(p + 2) - 0xDC00); \
-                        p += 6;                                                                     \
-                    }                                                                               \
-                    *o++ = (T)cp;                                                                   \
-                }                                                                                   \
-            } else if (c < 0xE0) {                                                                  \
-                *o++ = (T)(((c & 0x1F) << 6) | (p[1] & 0x3F));                                      \
-                p += 2;                                                                             \
-            } else if (c < 0xF0) {                                                                  \
-                *o++ = (T)(((c & 0x0F) << 12) | ((p[1] & 0x3F) << 6) | (p[2] & 0x3F));              \
-                p += 3;                                                                             \
-            } else {                                                                                \
-                *o++ = (T)(((c & 0x07) << 18) | ((p[1] & 0x3F) << 12) | ((p[2] & 0x3F) << 6) | (p[3] & 0x3F)); \
-                p += 4;                                                                             \
-            }                                                                                       \
-        }                                                                                           \
-    }
-    AJPCORE_FILL(ajpcore_fill_ucs1, Py_UCS1)
-    AJPCORE_FILL(ajpcore_fill_ucs2, Py_UCS2)
-    AJPCORE_FILL(ajpcore_fill_ucs4, Py_UCS4)
-    """
+cdef extern from "decoder_scan.h":
     Py_ssize_t _scan_plain "ajpcore_scan_plain" (const unsigned char* p, Py_ssize_t i, Py_ssize_t n) nogil
     ctypedef struct ajpcore_str_scan:
         Py_ssize_t end
@@ -298,6 +47,34 @@ cdef extern from *:
     void _fill_ucs1 "ajpcore_fill_ucs1" (const unsigned char* p, const unsigned char* end, void* o) nogil
     void _fill_ucs2 "ajpcore_fill_ucs2" (const unsigned char* p, const unsigned char* end, void* o) nogil
     void _fill_ucs4 "ajpcore_fill_ucs4" (const unsigned char* p, const unsigned char* end, void* o) nogil
+    enum:
+        AJPCORE_POW5_MIN
+        AJPCORE_POW5_MAX
+    unsigned long long ajpcore_pow5_128[651][2]  # AJPCORE_POW5_MAX - AJPCORE_POW5_MIN + 1
+    int _parse_double "ajpcore_parse_double" (const unsigned char* p, Py_ssize_t i, Py_ssize_t end, double* out) nogil
+
+
+cdef void _init_pow5_128():
+    """5^q for the Eisel-Lemire reader, from exact integers: for q >= 0 its top 128 bits; for
+    q < 0 the top 128 bits of 2^b / 5^-q, rounded up (so the product errs in one direction)."""
+    cdef object q, v, p5  # Python ints: 5^342 does not fit a C type
+    for q in range(AJPCORE_POW5_MIN, AJPCORE_POW5_MAX + 1):
+        if q >= 0:
+            v = 5 ** q
+            v = v << (128 - v.bit_length()) if v.bit_length() <= 128 else v >> (v.bit_length() - 128)
+        else:
+            p5 = 5 ** -q
+            z = (p5 - 1).bit_length()  # the least z with 2^z >= 5^-q
+            if q >= -27:
+                v = (1 << (z + 127)) // p5 + 1
+            else:
+                v = (1 << (2 * z + 128)) // p5 + 1
+                v >>= max(0, v.bit_length() - 128)
+        ajpcore_pow5_128[q - AJPCORE_POW5_MIN][0] = v >> 64
+        ajpcore_pow5_128[q - AJPCORE_POW5_MIN][1] = v & 0xFFFFFFFFFFFFFFFF
+
+
+_init_pow5_128()
 
 # Per byte: 1 = JSON whitespace (RFC 8259 §2).
 cdef unsigned char _IS_WS[256]
@@ -626,7 +403,10 @@ cdef class _StrictParser:
                 return _decode_big_int(PyBytes_FromStringAndSize(<const char*>p + start, size))
             except _Refusal as exc:
                 self.fail(str(exc), start)
-        # float(text) exactly: the same correctly rounded conversion CPython's float() uses.
+        # float(text) exactly: the correctly rounded binary64, read directly when that is
+        # decidable (ajpcore_parse_double), else by the conversion CPython's float() uses.
+        if _parse_double(p, start, i, &x):
+            return PyFloat_FromDouble(x)
         if size < 64:
             memcpy(small, p + start, size)
             small[size] = 0
@@ -647,11 +427,14 @@ cdef class _StrictParser:
         return PyFloat_FromDouble(x)
 
     cdef Py_ssize_t digits_after(self, Py_ssize_t i) except -1:
-        if i >= self.n:
+        cdef const unsigned char* p = self.p
+        cdef Py_ssize_t n = self.n
+        if i >= n:
             self.eof()
-        if not (0x30 <= self.p[i] <= 0x39):
+        if not (0x30 <= p[i] <= 0x39):
             self.fail("invalid number", i)
-        while i < self.n and 0x30 <= self.p[i] <= 0x39:
+        i += 1
+        while i < n and 0x30 <= p[i] <= 0x39:
             i += 1
         return i
 

@@ -3,6 +3,7 @@
 import gzip
 import math
 import pickle
+import random
 import re
 import struct
 import unicodedata
@@ -119,6 +120,41 @@ def test_long_numbers_that_fit_are_read_as_float(impl):
     for text in [b"1" + b"0" * 210 + b".0e97", b"0." + b"0" * 500 + b"1e300", b"9" * 300 + b".5", b"1.5e-999"]:
         got = impl.decode(text)
         assert type(got) is float and got == float(text)
+
+
+def _float_texts():
+    """Decimal literals that exercise every way of reading a binary64: exact small ones, 17-digit and
+    shortest forms of random doubles, random significands of up to 19 digits over the whole exponent
+    range, more than 19 digits, exact halfway points (round half to even), subnormals, the edges."""
+    rng = random.Random(20261130)
+    texts = [
+        "0.1", "1e23", "8.98846567431158e307", "9007199254740993.0", "9007199254740992.5", "9007199254740991.5",
+        "2.2250738585072011e-308", "2.2250738585072012e-308", "2.2250738585072014e-308",
+        "4.9406564584124654e-324", "2.4703282292062327e-324", "2.4703282292062328e-324", "1e-323",
+        "1.7976931348623157e308", "1.7976931348623158e308", "179769313486231570000e288", "0.0000000000000000000001e22",
+        "123456789012345678901234567890e-10", "1.00000000000000011102230246251565404236316680908203125",
+        "1.00000000000000011102230246251565404236316680908203124", "7.2057594037927933e16", "-0.0e0", "0E-999",
+    ]
+    for _ in range(4000):
+        x = struct.unpack("<d", struct.pack("<Q", rng.getrandbits(64)))[0]
+        if math.isfinite(x):
+            texts += [repr(x) if ("e" in repr(x) or "." in repr(x)) else repr(x) + ".0", "%.17e" % x, "%.*e" % (rng.randint(0, 16), x)]
+        digits = rng.randint(1, 10 ** rng.randint(1, 19))
+        texts += ["%de%d" % (digits, rng.randint(-345, 310)), "-%d.%de%d" % (rng.randint(0, 999), digits, rng.randint(-40, 40))]
+    for _ in range(1500):
+        # The exact midpoint between two adjacent doubles with a short decimal form: m * 2**-k.
+        k = rng.randint(1, 60)
+        x = rng.getrandbits(54) | 1
+        texts.append("%de-%d" % (x * 5**k, k))
+    return [t for t in texts if math.isfinite(float(t))]  # beyond binary64 is a refusal (tested apart)
+
+
+def test_numbers_read_as_float_of_their_text_bit_for_bit(impl):
+    texts = _float_texts()
+    got = impl.decode(("[" + ",".join(texts) + "]").encode())
+    for text, value in zip(texts, got):
+        expected = float(text)
+        assert type(value) is float and struct.pack("<d", value) == struct.pack("<d", expected), text
 
 
 def test_minus_zero_and_fractions(impl):
