@@ -52,6 +52,8 @@ cdef extern from "decoder_scan.h":
         AJPCORE_POW5_MAX
     unsigned long long ajpcore_pow5_128[651][2]  # AJPCORE_POW5_MAX - AJPCORE_POW5_MIN + 1
     int _parse_double "ajpcore_parse_double" (const unsigned char* p, Py_ssize_t i, Py_ssize_t end, double* out) nogil
+    unsigned int _name_hash "ajpcore_name_hash" (const unsigned char* p, Py_ssize_t n) nogil
+    bint _same_bytes "ajpcore_same_bytes" (const unsigned char* a, const unsigned char* b, Py_ssize_t n) nogil
 
 
 cdef void _init_pow5_128():
@@ -111,19 +113,16 @@ _init_key_cache()
 
 cdef object _ascii_key(const unsigned char* p, Py_ssize_t size):
     """The str of the ASCII bytes ``p[:size]`` (a member name), from the cache when present."""
-    cdef unsigned int h = 2166136261u
-    cdef Py_ssize_t k
+    cdef unsigned int h
     cdef PyObject* hit
     cdef object s
     if size > _KEY_CACHE_MAX_LEN:
         s = PyUnicode_New(size, 127)
         memcpy(PyUnicode_1BYTE_DATA(s), p, size)
         return s
-    for k in range(size):
-        h = (h ^ p[k]) * 16777619u
-    h = (h ^ <unsigned int>size) & (_KEY_CACHE_SIZE - 1)
+    h = _name_hash(p, size) & (_KEY_CACHE_SIZE - 1)
     hit = _key_cache[h]
-    if hit != NULL and PyUnicode_GET_LENGTH(<object>hit) == size and memcmp(PyUnicode_1BYTE_DATA(<object>hit), p, size) == 0:
+    if hit != NULL and PyUnicode_GET_LENGTH(<object>hit) == size and _same_bytes(<const unsigned char*>PyUnicode_1BYTE_DATA(<object>hit), p, size):
         return <object>hit
     s = PyUnicode_New(size, 127)
     memcpy(PyUnicode_1BYTE_DATA(s), p, size)

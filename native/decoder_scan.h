@@ -282,6 +282,42 @@ AJPCORE_FILL(ajpcore_fill_ucs2, Py_UCS2)
 AJPCORE_FILL(ajpcore_fill_ucs4, Py_UCS4)
 
 /* ---------------------------------------------------------------------------
+   Member names: the decoder's cache of short ASCII names hashes them 8 bytes at a time
+   (one multiply per word instead of one per byte) and confirms a hit by comparing the
+   bytes inline.  The hash only picks a cache slot; it never decides equality. */
+static inline unsigned int ajpcore_name_hash(const unsigned char *p, Py_ssize_t n) {
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)n, w;
+    Py_ssize_t i = 0, k;
+    for (; i + 8 <= n; i += 8) {
+        memcpy(&w, p + i, 8);
+        h = (h ^ w) * 0xFF51AFD7ED558CCDULL;
+        h ^= h >> 32;
+    }
+    if (i < n) {
+        w = 0;
+        for (k = 0; i + k < n; k++)
+            w |= (uint64_t)p[i + k] << (8 * k);
+        h = (h ^ w) * 0xFF51AFD7ED558CCDULL;
+    }
+    return (unsigned int)(h ^ (h >> 29) ^ (h >> 47));
+}
+
+static inline int ajpcore_same_bytes(const unsigned char *a, const unsigned char *b, Py_ssize_t n) {
+    Py_ssize_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t x, y;
+        memcpy(&x, a + i, 8);
+        memcpy(&y, b + i, 8);
+        if (x != y)
+            return 0;
+    }
+    for (; i < n; i++)
+        if (a[i] != b[i])
+            return 0;
+    return 1;
+}
+
+/* ---------------------------------------------------------------------------
    Numbers: the correctly rounded binary64 of a decimal literal, as float(text) gives it,
    for the usual literals: Clinger's exact fast path (the significand and the power of ten
    are both exact doubles), else the Eisel-Lemire algorithm (D. Lemire, "Number Parsing
