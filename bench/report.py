@@ -179,6 +179,8 @@ def chart(doc: Dict[str, Any], path: str, groups: Optional[Sequence[str]] = None
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
+    from matplotlib.ticker import FuncFormatter, NullFormatter
 
     grouped = by_group(results(doc))
     names = [g for g in (groups or list(grouped)) if g in grouped]
@@ -200,10 +202,24 @@ def chart(doc: Dict[str, Any], path: str, groups: Optional[Sequence[str]] = None
             ax.text(value, y, f" {value:.2f}×", va="center", fontsize=7, fontweight=weight)
         ax.set_xscale("log")
         ax.set_xlim(0.8, max(multiples) * 3.5)
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}×"))
+        ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_title(f"{group}  (fastest {human_time(fastest)})", fontsize=9)
         ax.tick_params(axis="x", labelsize=7)
     for ax in list(axes.flat)[len(names):]:
         ax.set_visible(False)
+    fig.legend(
+        handles=[
+            Patch(color=_COLOURS["ajpcore-c"], label="ajpcore-c (native core)"),
+            Patch(color=_COLOURS["ajpcore-py"], label="ajpcore-py (pure-Python twin)"),
+            Patch(color="#b5c9ea", label="ajpcore variant (other backend, one step)"),
+            Patch(color="#9a9a9a", label="peers"),
+        ],
+        loc="upper right",
+        fontsize=8,
+        ncol=4,
+        frameon=False,
+    )
     fig.suptitle(
         "ajpcore vs peers: min time as a multiple of the fastest in each group (log scale, lower is better)\n"
         + machine(doc),
