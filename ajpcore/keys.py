@@ -35,7 +35,7 @@ import functools
 import hashlib
 import hmac
 import re
-from typing import Any, Optional
+from typing import Any, Callable, Optional, Tuple, Type
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric import ed25519 as _ossl
@@ -60,14 +60,17 @@ PKCS8_PREFIX = bytes.fromhex("302e020100300506032b657004220420")
 KEY_CACHE_SIZE = 1024
 """Entries kept by each key cache (public keys by text, by bytes; private keys by text, by seed)."""
 
+_sodium_sign_open: Optional[Callable[[bytes, bytes], bytes]]
+_SodiumBadSignature: Tuple[Type[BaseException], ...]
+DEFAULT_BACKEND: str
 try:  # libsodium through PyNaCl (a dependency): the faster Ed25519 verifier, so the default
-    from nacl.bindings import crypto_sign_open as _sodium_sign_open
-    from nacl.exceptions import BadSignatureError as _SodiumBadSignature
+    from nacl.bindings import crypto_sign_open as _nacl_sign_open
+    from nacl.exceptions import BadSignatureError as _NaclBadSignature
 
+    _sodium_sign_open, _SodiumBadSignature = _nacl_sign_open, (_NaclBadSignature,)
     DEFAULT_BACKEND = "pynacl"
 except ImportError:  # pragma: no cover - only where PyNaCl was removed by hand
-    _sodium_sign_open = None
-    _SodiumBadSignature = None
+    _sodium_sign_open, _SodiumBadSignature = None, ()
     DEFAULT_BACKEND = "cryptography"
 """The Ed25519 library ``verify(..., backend=None)`` uses: ``"pynacl"`` when installed, else ``"cryptography"``."""
 
