@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Any, List, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 from ..errors import InvalidMessage, TimestampError
 from ..timestamps import timestamp_micros
@@ -40,7 +40,7 @@ class OfferCheck:
     def __eq__(self, other: object) -> bool:
         if type(other) is not OfferCheck:
             return NotImplemented
-        return (self.errors, self.warnings) == (other.errors, other.warnings)  # type: ignore[attr-defined]
+        return (self.errors, self.warnings) == (other.errors, other.warnings)
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -50,9 +50,9 @@ class OfferCheck:
             raise InvalidMessage(self.errors)
 
 
-_check_errors = OfferCheck.errors.__set__  # type: ignore[attr-defined]
-_check_warnings = OfferCheck.warnings.__set__  # type: ignore[attr-defined]
-_check_valid = OfferCheck.valid.__set__  # type: ignore[attr-defined]
+_check_errors = OfferCheck.errors.__set__  # type: ignore[misc, attr-defined]  # the slot's descriptor
+_check_warnings = OfferCheck.warnings.__set__  # type: ignore[misc, attr-defined]
+_check_valid = OfferCheck.valid.__set__  # type: ignore[misc, attr-defined]
 
 
 def _js_truthy(v: Any) -> bool:
@@ -60,7 +60,7 @@ def _js_truthy(v: Any) -> bool:
     if v is None or v is False or v is _MISSING:
         return False
     if type(v) in (int, float):
-        return v == v and v != 0
+        return bool(v == v and v != 0)
     if type(v) is str:
         return v != ""
     return True
@@ -194,7 +194,7 @@ def validate_offer(
     return OfferCheck(errors=errors, warnings=warnings)
 
 
-def _check_typed_offer(raw: dict, now_us: int, strict: bool, skew: float, max_lifetime: float) -> OfferCheck:
+def _check_typed_offer(raw: Dict[str, Any], now_us: int, strict: bool, skew: float, max_lifetime: float) -> OfferCheck:
     """``validate_offer`` for a schema-valid offer: the same rules, without re-checking the shape
     (both timestamps are strict RFC 3339, every SDK presence rule holds)."""
     signature = raw.get("signature")

@@ -90,7 +90,7 @@ _REQUIRED = {
 def _read(directory: Optional[PathLike], name: str) -> bytes:
     try:
         if directory is None:
-            return resources.files(__name__).joinpath("pack", name).read_bytes()
+            return resources.files(__name__).joinpath("pack").joinpath(name).read_bytes()
         with open(os.path.join(os.fspath(directory), name), "rb") as f:
             return f.read()
     except OSError as exc:

@@ -73,7 +73,7 @@ def trust_score(
     if rev is not None and rev.level is not ReversibilityLevel.NONE:
         terms.append((f"reversibility {rev.level.value}", 2))
     privacy = (manifest.privacy or Privacy()).with_defaults()
-    retention = privacy.retention_policy
+    retention = privacy.retention_policy or RetentionPolicy.TEMPORARY  # with_defaults() always sets it
     if retention is RetentionPolicy.EPHEMERAL:
         terms.append(("retention ephemeral", 1))
     elif retention in (RetentionPolicy.PERMANENT, RetentionPolicy.FOREVER):
