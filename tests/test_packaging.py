@@ -48,8 +48,25 @@ def _third_party_imports(paths):
     return {n for n in names if n not in sys.stdlib_module_names and n not in ("ajpcore", "__future__")}
 
 
+def _module_owners():
+    """``{top-level module: [distribution names]}`` from each installed distribution's file list
+    (``metadata.packages_distributions`` reads only ``top_level.txt`` on Python 3.10, which
+    wheels built by maturin and others do not ship)."""
+    owners = {}
+    for dist in metadata.distributions():
+        for file in dist.files or ():
+            top = file.parts[0] if file.parts else ""
+            if top.endswith((".dist-info", ".egg-info", ".data")) or top in ("..", "__pycache__"):
+                continue
+            name = top.split(".")[0] if top.endswith((".py", ".so", ".pyd")) else top
+            owners.setdefault(name, [])
+            if dist.metadata["Name"] not in owners[name]:
+                owners[name].append(dist.metadata["Name"])
+    return owners
+
+
 def _distributions(modules):
-    owners = metadata.packages_distributions()
+    owners = _module_owners()
     missing = sorted(m for m in modules if m not in owners)
     assert missing == [], f"imported but not installed: {missing}"
     return {_normalize(owners[m][0]) for m in modules}
