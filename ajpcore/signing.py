@@ -184,15 +184,30 @@ def _legacy_form(rest: dict[str, Any]) -> dict[str, Any]:
     """What the pre-0.3 AJP signer serialized: ``JSON.stringify(rest, Object.keys(rest).sort())``.
 
     An array replacer is a property allow-list applied to every object at every
-    depth (ECMA-262 SerializeJSONObject uses it as the key list K), so nested
-    objects keep only members named like a top-level member; arrays keep every
-    element.  Its key order is the sorted list, i.e. UTF-16 code-unit order
-    (Array.prototype.sort without a comparator), which is RFC 8785's order, and
-    for JSON values JSON.stringify writes strings and finite numbers exactly as
-    RFC 8785 does: so the legacy bytes are the canonical JSON of this filtered copy.
-    Built with an explicit stack (never recursion), depth bounded by MAX_DEPTH.
+    depth (ECMA-262 SerializeJSONObject uses it as the key list K and reads each
+    key with [[Get]]), so nested objects keep only members named like a top-level
+    member; arrays keep every element.  Its key order is the sorted list, i.e.
+    UTF-16 code-unit order (Array.prototype.sort without a comparator), which is
+    RFC 8785's order, and for JSON values JSON.stringify writes strings and
+    finite numbers exactly as RFC 8785 does: so the legacy bytes are the
+    canonical JSON of this filtered copy.
+
+    ``__proto__``: JSON.parse and object rest (``{signature, ...rest}``) create
+    it as an own data property, so it can be in K.  [[Get]] then finds it on
+    every nested object without an own ``__proto__`` through the prototype
+    chain: the ``Object.prototype.__proto__`` accessor returns
+    ``Object.prototype``, which is serialized with K in turn; on it every
+    member of K is a function (omitted) except ``__proto__``, whose getter gives
+    ``null``.  So each such object gains ``"__proto__":{"__proto__":null}``
+    (measured against node 20, ``tests/test_signing.py``).  Every other
+    inherited ``Object.prototype`` member is a function, which JSON.stringify
+    omits.
+
+    Built with an explicit stack (never recursion), depth bounded by MAX_DEPTH
+    (EncodeError beyond it, the added ``__proto__`` levels included).
     """
     allowed = frozenset(rest)
+    proto = "__proto__" in allowed
     root: dict[str, Any] = {}
     stack: list[tuple[Any, Any, int]] = [(rest, root, 1)]
     limit = _core.impl.MAX_DEPTH
@@ -204,6 +219,10 @@ def _legacy_form(rest: dict[str, Any]) -> dict[str, Any]:
             for k in source:
                 if k in allowed:
                     target[k] = _legacy_child(source[k], stack, depth)
+            if proto and "__proto__" not in source:
+                if depth + 1 > limit:
+                    raise EncodeError(f"Nesting deeper than {limit}", "$")
+                target["__proto__"] = {"__proto__": None}
         else:
             for item in source:
                 target.append(_legacy_child(item, stack, depth))
@@ -219,6 +238,19 @@ def _legacy_child(value: Any, stack: list[tuple[Any, Any, int]], depth: int) -> 
         return value
     stack.append((value, copy, depth + 1))
     return copy
+
+
+def _legacy_bytes(rest: dict[str, Any]) -> Optional[bytes]:
+    """The canonical bytes of ``_legacy_form(rest)``, or None when it nests deeper than canonical JSON allows.
+
+    Only the ``__proto__`` members the legacy form adds can make it deeper than
+    a body that canonicalized: such a signature is then reported as
+    ``BadSignature`` (refused all the same, only the label differs).
+    """
+    try:
+        return _core.impl.canonicalize(_legacy_form(rest))
+    except EncodeError:
+        return None
 
 
 _LEGACY_MESSAGE = (
@@ -278,8 +310,12 @@ def verify(
         if compare_digest(_hmac_tag(rest, secret), raw):
             return
         # Only after the real check failed: is this a sender still on the pre-0.3 form?
-        if compare_digest(_hmac_tag(_legacy_form(rest), secret), raw):
-            raise LegacySignature(_LEGACY_MESSAGE)
+        legacy = _legacy_bytes(rest)
+        if legacy is not None:
+            mac = _core.impl.HmacSigner(secret)
+            mac.update(legacy)
+            if compare_digest(mac.finalize(), raw):
+                raise LegacySignature(_LEGACY_MESSAGE)
         raise BadSignature("The `sha256` signature does not match the body")
     if scheme != "ed25519":
         raise UnsupportedScheme(f"A `{scheme}` signature needs a shared secret; a public key checks only `ed25519` signatures")
@@ -290,8 +326,11 @@ def verify(
         return
     except BadSignature as exc:
         failure = exc
+    legacy = _legacy_bytes(rest)
+    if legacy is None:
+        raise failure
     try:
-        key.verify(raw, impl.canonicalize(_legacy_form(rest)), backend=backend)
+        key.verify(raw, legacy, backend=backend)
     except BadSignature:
         raise failure from None
     raise LegacySignature(_LEGACY_MESSAGE)

@@ -67,10 +67,12 @@ def test_bad_and_legacy_signatures_exit_1(vid, key):
     assert (b"LegacySignature" if key == "secret" else b"BadSignature") in out.stderr
 
 
-def test_result_reports_the_signature_mode():
+def test_result_signed_over_the_sdk_subset_needs_the_explicit_flag():
     out = check("result", VECTORS["result-ed25519-sdk-subset"], "--public-key", PUBLIC)
+    assert out.returncode == 1 and b"BadSignature" in out.stderr and b"subset" in out.stderr
+    out = check("result", VECTORS["result-ed25519-sdk-subset"], "--public-key", PUBLIC, "--sdk-subset")
     assert out.returncode == 0, out.stderr
-    assert b"subset" in out.stdout
+    assert b"subset only; not signed: /ajp, /usage" in out.stdout
 
 
 def test_status_checks_its_schema():
