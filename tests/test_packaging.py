@@ -49,19 +49,17 @@ def _third_party_imports(paths):
 
 
 def _module_owners():
-    """``{top-level module: [distribution names]}`` from each installed distribution's file list
-    (``metadata.packages_distributions`` reads only ``top_level.txt`` on Python 3.10, which
-    wheels built by maturin and others do not ship)."""
+    """Top-level import name -> distributions, read from each installed distribution's file list.
+
+    ``importlib.metadata.packages_distributions()`` only reads ``top_level.txt`` before Python 3.11,
+    and wheels built by maturin or without setuptools (cryptography, jsonschema-rs) have none."""
     owners = {}
     for dist in metadata.distributions():
         for file in dist.files or ():
-            top = file.parts[0] if file.parts else ""
-            if top.endswith((".dist-info", ".egg-info", ".data")) or top in ("..", "__pycache__"):
+            top = file.parts[0] if len(file.parts) > 1 else file.name.split(".")[0]
+            if top.endswith((".dist-info", ".data")) or top in ("..", "__pycache__"):
                 continue
-            name = top.split(".")[0] if top.endswith((".py", ".so", ".pyd")) else top
-            owners.setdefault(name, [])
-            if dist.metadata["Name"] not in owners[name]:
-                owners[name].append(dist.metadata["Name"])
+            owners.setdefault(top, []).append(dist.metadata["Name"])
     return owners
 
 
