@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Any, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from .._js_date import DAY_MS as JS_DAY_MS
 from .._js_date import EXACT as JS_EXACT
@@ -45,7 +45,7 @@ class OfferCheck:
     def __eq__(self, other: object) -> bool:
         if type(other) is not OfferCheck:
             return NotImplemented
-        return (self.errors, self.warnings) == (other.errors, other.warnings)  # type: ignore[attr-defined]
+        return (self.errors, self.warnings) == (other.errors, other.warnings)
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -55,9 +55,9 @@ class OfferCheck:
             raise InvalidMessage(self.errors)
 
 
-_check_errors = OfferCheck.errors.__set__  # type: ignore[attr-defined]
-_check_warnings = OfferCheck.warnings.__set__  # type: ignore[attr-defined]
-_check_valid = OfferCheck.valid.__set__  # type: ignore[attr-defined]
+_check_errors = OfferCheck.errors.__set__  # type: ignore[misc, attr-defined]  # the slot's descriptor
+_check_warnings = OfferCheck.warnings.__set__  # type: ignore[misc, attr-defined]
+_check_valid = OfferCheck.valid.__set__  # type: ignore[misc, attr-defined]
 
 
 def _js_truthy(v: Any) -> bool:
@@ -65,7 +65,7 @@ def _js_truthy(v: Any) -> bool:
     if v is None or v is False or v is _MISSING:
         return False
     if type(v) in (int, float):
-        return v == v and v != 0
+        return bool(v == v and v != 0)
     if type(v) is str:
         return v != ""
     return True
@@ -206,7 +206,7 @@ def validate_offer(
     return OfferCheck(errors=errors, warnings=warnings)
 
 
-def _check_typed_offer(raw: dict, now_us: int, strict: bool, skew: float, max_lifetime: float) -> OfferCheck:
+def _check_typed_offer(raw: Dict[str, Any], now_us: int, strict: bool, skew: float, max_lifetime: float) -> OfferCheck:
     """``validate_offer`` for a schema-valid offer: the same rules, without re-checking the shape
     (both timestamps are strict RFC 3339, every SDK presence rule holds)."""
     signature = raw.get("signature")

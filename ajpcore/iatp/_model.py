@@ -7,19 +7,11 @@ from __future__ import annotations
 import datetime as _dt
 import enum
 import functools
-import sys
-from typing import Any, ClassVar, Dict, Mapping, Tuple, Type, TypeVar, Union
+from typing import Any, ClassVar, Mapping, Tuple, Type, TypeVar, Union
 
 from .._envelope import Envelope
 from ..errors import TimestampError, ValidationError, format_path
 from ._schemas import _validator
-
-
-# The results (TrustScore, UndoDecision) are plain dataclasses: frozen, slotted,
-# keyword-only on every Python that has the options (3.10+).
-_DATACLASS: Dict[str, Any] = {"frozen": True}
-if sys.version_info >= (3, 10):
-    _DATACLASS.update(slots=True, kw_only=True)
 
 
 _P = TypeVar("_P", bound="_Part")

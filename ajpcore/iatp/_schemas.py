@@ -32,7 +32,8 @@ def schema(name: str) -> Dict[str, Any]:
 
     ``name`` is one of ``SCHEMA_NAMES``; raises ``ValueError`` for any other.
     """
-    return json.loads(_schema_text(name))
+    value: Dict[str, Any] = json.loads(_schema_text(name))
+    return value
 
 
 # The published schema's validators treat `email`, `uri` and `uri-reference` as

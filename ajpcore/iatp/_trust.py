@@ -7,7 +7,6 @@ from typing import Iterable, List, Tuple
 
 from ._enums import ReversibilityLevel, RetentionPolicy, TrustLevel
 from ._manifest import CapabilityManifest, Privacy
-from ._model import _DATACLASS
 
 
 # ---------------------------------------------------------------------------
@@ -25,7 +24,7 @@ ALLOW_THRESHOLD = 7
 """Lowest trust score that IATP-001 section 2.3 allows without a warning."""
 
 
-@dataclasses.dataclass(**_DATACLASS)
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class TrustScore:
     """The outcome of ``trust_score``.
 
@@ -73,7 +72,7 @@ def trust_score(
     if rev is not None and rev.level is not ReversibilityLevel.NONE:
         terms.append((f"reversibility {rev.level.value}", 2))
     privacy = (manifest.privacy or Privacy()).with_defaults()
-    retention = privacy.retention_policy
+    retention = privacy.retention_policy or RetentionPolicy.TEMPORARY  # with_defaults() always sets it
     if retention is RetentionPolicy.EPHEMERAL:
         terms.append(("retention ephemeral", 1))
     elif retention in (RetentionPolicy.PERMANENT, RetentionPolicy.FOREVER):

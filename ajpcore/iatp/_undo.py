@@ -8,7 +8,7 @@ from typing import Iterable, Optional, Union
 
 from ._enums import ReversibilityLevel
 from ._manifest import CapabilityManifest
-from ._model import _DATACLASS, _parse_time
+from ._model import _parse_time
 
 
 # ---------------------------------------------------------------------------
@@ -16,7 +16,7 @@ from ._model import _DATACLASS, _parse_time
 # ---------------------------------------------------------------------------
 
 
-@dataclasses.dataclass(**_DATACLASS)
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class UndoDecision:
     """The outcome of ``undo_decision``: ``allowed``, a ``reason`` and the ``deadline``
     (the last instant of the time window, ``None`` when no time limit applies, the
