@@ -44,6 +44,21 @@ decode = _impl.decode
 HmacSigner = _impl.HmacSigner
 clear_hmac_cache = _impl.clear_hmac_cache
 
+from typing import Any as _Any, Dict as _Dict  # noqa: E402
+
+from . import errors as _errors  # noqa: E402
+
+
+def _error_body(exc: AjpError) -> "_Dict[str, _Any]":
+    # The protocol layer maps errors to AJP error bodies; imported on first use so
+    # that `import ajpcore` does not compile the AJP schemas.
+    from .ajp._errors import error_body
+
+    return error_body(exc)
+
+
+_errors._install_error_body(_error_body)
+
 from .keys import Ed25519PrivateKey, Ed25519PublicKey, clear_key_cache  # noqa: E402  (needs the core)
 from .signing import sign, signing_bytes, verify  # noqa: E402
 

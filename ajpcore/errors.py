@@ -10,7 +10,7 @@ and the machine-readable code of the AJP error body (``.code``).
 from __future__ import annotations
 
 from json.encoder import encode_basestring_ascii as _quote
-from typing import Any, Iterable, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Sequence, Tuple, Union
 
 __all__ = [
     "AjpError",
@@ -35,15 +35,29 @@ class AjpError(Exception):
     status: int = 400
     code: str = "BAD_REQUEST"
 
-    def error_body(self) -> dict:
+    def error_body(self) -> Dict[str, Any]:
         """The AJP ``ErrorBody`` a server answers this refusal with, as a JSON object.
 
         One definition for every error: ``ajpcore.ajp.error_response`` (which also
-        gives the HTTP status).
+        gives the HTTP status).  This module knows nothing of the protocol layer:
+        the package installs that mapping when it is imported
+        (``_install_error_body``).
         """
-        from .ajp import error_response  # the protocol layer sits above this module
+        return _ERROR_BODY[0](self)
 
-        return error_response(self)[1].to_dict()
+
+def _no_error_body(exc: AjpError) -> Dict[str, Any]:
+    raise RuntimeError("no error-body mapping installed: import `ajpcore` (it installs `ajpcore.ajp`'s)")
+
+
+# The function behind `AjpError.error_body`, injected by the package's `__init__`
+# (a one-element list so the installer needs no `global`).
+_ERROR_BODY: List[Callable[[AjpError], Dict[str, Any]]] = [_no_error_body]
+
+
+def _install_error_body(mapping: Callable[[AjpError], Dict[str, Any]]) -> None:
+    """Make ``mapping(exc)`` what ``AjpError.error_body()`` returns."""
+    _ERROR_BODY[0] = mapping
 
 
 class EncodeError(AjpError, TypeError):

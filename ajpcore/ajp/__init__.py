@@ -1,0 +1,110 @@
+"""Typed AJP envelopes: bytes -> strictly decoded -> schema-checked -> typed -> verified.
+
+Every envelope (``JobOffer``, ``JobStatus``, ``JobResult``, ``Ack``, ``Accepted``,
+``ErrorBody``) and every part (``Sender``, ``Recipient``, ``Task``, ``Context``,
+``Budget``, ``Callback``, ``Usage``, ``AgentInfo``) is a frozen, slotted class with
+keyword-only construction and:
+
+- ``from_json(data)``: strict ``decode`` (I-JSON: duplicate keys, lone surrogates,
+  NaN... refused with ``DecodeError``), then validation against the shipped
+  Draft 2020-12 schema (``ajpcore/schemas/ajp-*.schema.json``), reporting every
+  problem at once (``ValidationError``, lines ``<reason> - at `<path>```);
+- ``from_dict(value)``: the same from a decoded value;
+- ``to_dict()``: a fresh JSON value; for an envelope read from the wire it is
+  exactly the received one (same members, same order, unknown members kept);
+- ``to_json()``: RFC 8785 canonical bytes.
+
+Unknown members at any level are kept (``.extra`` shows them) and stay covered by
+the signature: ``offer.verify(...)`` checks the body as received, never a re-typed
+copy.  The nested free-form JSON values (``task.input``, ``context.memory``,
+``output``...) are the received objects: treat them as read-only.
+
+Acceptance: ``validate_offer`` reproduces the reference SDK's ``validateOffer``
+(messages included) and adds a strict mode; ``receive_offer`` runs the whole
+receive path (decode, strict validation, signature, replay guard) and raises an
+``AjpError`` whose ``.status`` and ``error_response`` give the HTTP answer.
+"""
+
+
+from __future__ import annotations
+
+# Private names of the former single module stay importable from here (the
+# package split moved them, callers outside it may still reach for them).
+# ruff: noqa: F401
+from ..errors import BudgetRefused, Busy, InvalidMessage, ReplayedMessage, TrustRefused
+from ._errors import _TITLES, error_response
+from ._messages import (
+    JOB_STATUSES,
+    Accepted,
+    Ack,
+    AgentInfo,
+    Budget,
+    Callback,
+    Context,
+    ErrorBody,
+    JobOffer,
+    JobResult,
+    JobStatus,
+    Recipient,
+    Sender,
+    Task,
+    Usage,
+    _OFFER_DOC,
+    _OFFER_SCHEMA,
+    _RESULT_DOC,
+    _RESULT_SCHEMA,
+    _STATUS_DOC,
+    _STATUS_SCHEMA,
+    _ResultLike,
+    _VERIFY_MODES,
+    new_job_id,
+)
+from ._model import _EMPTY, _MISSING, _Envelope, _define, _part_schema, _schema
+from ._receive import receive_offer
+from ._replay import MemoryReplayGuard, ReplayGuard, replay_identity
+from ._rules import (
+    DEFAULT_MAX_LIFETIME_SECONDS,
+    DEFAULT_SKEW_SECONDS,
+    FROM_TYPES,
+    OfferCheck,
+    _EPOCH,
+    _SCHEME_FOR,
+    _js_truthy,
+    _member,
+    _now_micros,
+    validate_offer,
+)
+
+__all__ = [
+    "JobOffer",
+    "JobStatus",
+    "JobResult",
+    "Ack",
+    "Accepted",
+    "ErrorBody",
+    "Sender",
+    "Recipient",
+    "Task",
+    "Context",
+    "Budget",
+    "Callback",
+    "Usage",
+    "AgentInfo",
+    "OfferCheck",
+    "validate_offer",
+    "receive_offer",
+    "new_job_id",
+    "replay_identity",
+    "ReplayGuard",
+    "MemoryReplayGuard",
+    "error_response",
+    "DEFAULT_SKEW_SECONDS",
+    "DEFAULT_MAX_LIFETIME_SECONDS",
+    "FROM_TYPES",
+    "JOB_STATUSES",
+    "BudgetRefused",
+    "TrustRefused",
+    "Busy",
+    "InvalidMessage",
+    "ReplayedMessage",
+]

@@ -1,0 +1,395 @@
+"""The AJP envelopes and their parts: ``JobOffer``, ``JobStatus``, ``JobResult``,
+``Ack``, ``Accepted``, ``ErrorBody``; ``Sender``, ``Recipient``, ``Task``,
+``Context``, ``Budget``, ``Callback``, ``Usage``, ``AgentInfo``; job ids.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from typing import Any, Dict, List, Optional, Union
+
+from .._schema import compile_schema
+from ..errors import LegacySignature, SignatureError
+from ..signing import sign, verify
+from ._model import _Envelope, _define, _part_schema, _schema
+
+JOB_STATUSES = ("accepted", "running", "completed", "failed", "rejected", "expired")
+
+
+# -- schemas -----------------------------------------------------------------------------
+
+_OFFER_DOC, _OFFER_SCHEMA = _schema("ajp-job-offer")
+_STATUS_DOC, _STATUS_SCHEMA = _schema("ajp-job-status")
+_RESULT_DOC, _RESULT_SCHEMA = _schema("ajp-job-result")
+
+
+# -- JobOffer and its parts ----------------------------------------------------------------
+
+
+class Sender(_Envelope):
+    """``from`` of a JobOffer: who sends the job."""
+
+    __slots__ = ()
+    type: str
+    id: Optional[str]
+    provenance_id: Optional[str]
+    declaration_url: Optional[str]
+    _FIELDS = (
+        ("type", "type", None, True),
+        ("id", "id", None, False),
+        ("provenance_id", "provenance_id", None, False),
+        ("declaration_url", "declaration_url", None, False),
+    )
+
+
+class Recipient(_Envelope):
+    """``to`` of a JobOffer: the Provenance id of the receiving agent."""
+
+    __slots__ = ()
+    provenance_id: str
+    _FIELDS = (("provenance_id", "provenance_id", None, True),)
+
+
+class Task(_Envelope):
+    """``task``: what to do (``type``, ``instruction``, optional ``input`` and ``output_format``)."""
+
+    __slots__ = ()
+    type: str
+    instruction: str
+    input: Optional[Dict[str, Any]]
+    output_format: Optional[str]
+    _FIELDS = (
+        ("type", "type", None, True),
+        ("instruction", "instruction", None, True),
+        ("input", "input", None, False),
+        ("output_format", "output_format", None, False),
+    )
+
+
+class Context(_Envelope):
+    """``context``: credentials, memory and constraints handed to the agent."""
+
+    __slots__ = ()
+    credentials: Optional[Dict[str, Any]]
+    memory: Optional[List[Any]]
+    constraints: Optional[List[str]]
+    _FIELDS = (
+        ("credentials", "credentials", None, False),
+        ("memory", "memory", None, False),
+        ("constraints", "constraints", None, False),
+    )
+
+
+class Budget(_Envelope):
+    """``budget``: ``max_usd`` (required, >= 0), ``max_seconds`` and ``max_llm_tokens`` (>= 1)."""
+
+    __slots__ = ()
+    max_usd: Union[int, float]
+    max_seconds: Optional[Union[int, float]]
+    max_llm_tokens: Optional[Union[int, float]]
+    _FIELDS = (
+        ("max_usd", "max_usd", None, True),
+        ("max_seconds", "max_seconds", None, False),
+        ("max_llm_tokens", "max_llm_tokens", None, False),
+    )
+
+
+class Callback(_Envelope):
+    """``callback``: where the JobResult is POSTed (``url``, optional ``headers``)."""
+
+    __slots__ = ()
+    url: str
+    headers: Optional[Dict[str, Any]]
+    _FIELDS = (("url", "url", None, True), ("headers", "headers", None, False))
+
+
+class JobOffer(_Envelope):
+    """An AJP JobOffer (``POST /jobs``).  ``sender`` is the wire member ``from``.
+
+    ``verify(secret=... | public_key=...)`` checks the signature over the body as
+    received (unknown members included); ``signed(...)`` returns a signed copy.
+    """
+
+    __slots__ = ()
+    ajp: str
+    job_id: str
+    parent_job_id: Optional[str]
+    sender: Sender
+    to: Recipient
+    task: Task
+    context: Optional[Context]
+    budget: Budget
+    callback: Optional[Callback]
+    issued_at: str
+    expires_at: str
+    signature: Optional[str]
+    _FIELDS = (
+        ("ajp", "ajp", None, True),
+        ("job_id", "job_id", None, True),
+        ("parent_job_id", "parent_job_id", None, False),
+        ("sender", "from", Sender, True),
+        ("to", "to", Recipient, True),
+        ("task", "task", Task, True),
+        ("context", "context", Context, False),
+        ("budget", "budget", Budget, True),
+        ("callback", "callback", Callback, False),
+        ("issued_at", "issued_at", None, True),
+        ("expires_at", "expires_at", None, True),
+        ("signature", "signature", None, False),
+    )
+
+    def verify(self, *, secret: Any = None, public_key: Any = None, backend: Optional[str] = None) -> None:
+        """Check ``signature`` over the received body (see ``ajpcore.signing.verify``).
+
+        Returns None when valid; raises ``BadSignature``, ``MalformedSignature``,
+        ``UnsupportedScheme``, ``LegacySignature`` (all HTTP 401) or a key error.
+        """
+        verify(self._raw, secret=secret, public_key=public_key, backend=backend)
+
+    def signed(self, *, secret: Any = None, private_key: Any = None) -> "JobOffer":
+        """A copy of this offer carrying the signature of its body (unknown members included)."""
+        body = self.to_dict()
+        body["signature"] = sign(body, secret=secret, private_key=private_key)
+        return JobOffer.from_dict(body)
+
+    def _body(self) -> dict:
+        return self._raw
+
+
+# -- JobStatus, JobResult ------------------------------------------------------------------
+
+
+class Usage(_Envelope):
+    """``usage`` of a result: ``llm_tokens``, ``duration_seconds``, ``cost_usd`` (all >= 0)."""
+
+    __slots__ = ()
+    llm_tokens: Optional[Union[int, float]]
+    duration_seconds: Optional[Union[int, float]]
+    cost_usd: Optional[Union[int, float]]
+    _FIELDS = (
+        ("llm_tokens", "llm_tokens", None, False),
+        ("duration_seconds", "duration_seconds", None, False),
+        ("cost_usd", "cost_usd", None, False),
+    )
+
+
+class AgentInfo(_Envelope):
+    """``agent`` of a result: ``provenance_id``, ``version``, ``model`` (a name or ``{provider, model_id}``)."""
+
+    __slots__ = ()
+    provenance_id: str
+    version: Optional[str]
+    model: Optional[Union[str, Dict[str, Any]]]
+    _FIELDS = (
+        ("provenance_id", "provenance_id", None, True),
+        ("version", "version", None, False),
+        ("model", "model", None, False),
+    )
+
+
+_VERIFY_MODES = ("full", "sdk")
+
+
+class _ResultLike(_Envelope):
+    __slots__ = ()
+
+    def sdk_subset(self) -> dict:
+        """What the reference SDK 0.3 signs: ``{job_id, status, output, constraints_asserted,
+        completed_at, agent: {provenance_id}}``, each member only when present (``output``
+        omitted when absent, as ``JSON.stringify`` drops ``undefined``)."""
+        body = self._raw
+        subset: dict = {}
+        for key in ("job_id", "status", "output", "constraints_asserted", "completed_at"):
+            if key in body:
+                subset[key] = body[key]
+        agent = body.get("agent")
+        subset["agent"] = {"provenance_id": agent["provenance_id"]} if isinstance(agent, dict) and "provenance_id" in agent else {}
+        if "signature" in body:
+            subset["signature"] = body["signature"]
+        return subset
+
+    def verify(
+        self, *, secret: Any = None, public_key: Any = None, mode: str = "any", backend: Optional[str] = None
+    ) -> str:
+        """Check ``signature`` and return the mode that matched: ``"full"`` or ``"sdk"``.
+
+        ``mode="full"``: the whole body as received (the specification).
+        ``mode="sdk"``: only ``sdk_subset()`` (what the reference SDK 0.3 signs:
+        ``output``, ``constraints_asserted``, the job and agent ids, but not
+        ``usage`` or ``agent.model``: those are unauthenticated then).
+        ``mode="any"``: full first, then sdk.  Raises the full-body check's
+        ``SignatureError`` when nothing matches.
+        """
+
+        if mode not in ("any",) + _VERIFY_MODES:
+            raise ValueError(f"mode must be `any`, `full` or `sdk`, got {mode!r}")
+        body = self._raw
+        if mode == "sdk":
+            verify(self.sdk_subset(), secret=secret, public_key=public_key, backend=backend)
+            return "sdk"
+        try:
+            verify(body, secret=secret, public_key=public_key, backend=backend)
+            return "full"
+        except SignatureError as exc:
+            if mode == "full" or isinstance(exc, LegacySignature):
+                raise
+            failure = exc
+        try:
+            verify(self.sdk_subset(), secret=secret, public_key=public_key, backend=backend)
+        except SignatureError:
+            raise failure from None
+        return "sdk"
+
+
+class JobStatus(_ResultLike):
+    """An AJP JobStatus (``GET /jobs/:id``); when completed it may carry the result members."""
+
+    __slots__ = ()
+    ajp: Optional[str]
+    job_id: str
+    status: str
+    progress: Optional[Union[int, float]]
+    message: Optional[str]
+    started_at: Optional[str]
+    updated_at: Optional[str]
+    estimated_completion: Optional[str]
+    output: Any
+    constraints_asserted: Optional[List[str]]
+    usage: Optional[Usage]
+    agent: Optional[AgentInfo]
+    completed_at: Optional[str]
+    signature: Optional[str]
+    _FIELDS = (
+        ("ajp", "ajp", None, False),
+        ("job_id", "job_id", None, True),
+        ("status", "status", None, True),
+        ("progress", "progress", None, False),
+        ("message", "message", None, False),
+        ("started_at", "started_at", None, False),
+        ("updated_at", "updated_at", None, False),
+        ("estimated_completion", "estimated_completion", None, False),
+        ("output", "output", None, False),
+        ("constraints_asserted", "constraints_asserted", None, False),
+        ("usage", "usage", Usage, False),
+        ("agent", "agent", AgentInfo, False),
+        ("completed_at", "completed_at", None, False),
+        ("signature", "signature", None, False),
+    )
+
+
+class JobResult(_ResultLike):
+    """An AJP JobResult (POSTed to the callback).  ``verify`` knows the spec's and the SDK's forms.
+
+    ``output`` is any JSON value; a JSON ``null`` output and an absent one both
+    read as None here, but ``to_dict``/``to_json``/``verify`` keep the difference.
+    """
+
+    __slots__ = ()
+    ajp: Optional[str]
+    job_id: str
+    status: str
+    output: Any
+    constraints_asserted: Optional[List[str]]
+    usage: Optional[Usage]
+    agent: AgentInfo
+    completed_at: str
+    signature: Optional[str]
+    _FIELDS = (
+        ("ajp", "ajp", None, False),
+        ("job_id", "job_id", None, True),
+        ("status", "status", None, True),
+        ("output", "output", None, False),
+        ("constraints_asserted", "constraints_asserted", None, False),
+        ("usage", "usage", Usage, False),
+        ("agent", "agent", AgentInfo, True),
+        ("completed_at", "completed_at", None, True),
+        ("signature", "signature", None, False),
+    )
+
+    def signed(self, *, secret: Any = None, private_key: Any = None, mode: str = "full") -> "JobResult":
+        """A copy signed over the full body (``mode="full"``) or the SDK subset (``"sdk"``)."""
+        if mode not in _VERIFY_MODES:
+            raise ValueError(f"mode must be `full` or `sdk`, got {mode!r}")
+        body = self.to_dict()
+        target = body if mode == "full" else self.sdk_subset()
+        body["signature"] = sign(target, secret=secret, private_key=private_key)
+        return JobResult.from_dict(body)
+
+
+# -- responses -----------------------------------------------------------------------------
+
+
+class Ack(_Envelope):
+    """The body of ``POST /jobs/:id/ack``: ``received`` and optional ``feedback``."""
+
+    __slots__ = ()
+    received: bool
+    feedback: Optional[str]
+    _FIELDS = (("received", "received", None, True), ("feedback", "feedback", None, False))
+
+
+class Accepted(_Envelope):
+    """The ``202`` answer to ``POST /jobs``: ``{"job_id": ..., "status": "accepted"}``."""
+
+    __slots__ = ()
+    job_id: str
+    status: str
+    _FIELDS = (("job_id", "job_id", None, True), ("status", "status", None, True))
+
+
+class ErrorBody(_Envelope):
+    """An AJP error response: ``error`` (title), ``code``, ``reason``, ``errors`` (400),
+    ``retry_after`` (429), ``job_id`` (404)."""
+
+    __slots__ = ()
+    error: str
+    code: Optional[str]
+    reason: Optional[str]
+    errors: Optional[List[str]]
+    retry_after: Optional[int]
+    job_id: Optional[str]
+    _FIELDS = (
+        ("error", "error", None, True),
+        ("code", "code", None, False),
+        ("reason", "reason", None, False),
+        ("errors", "errors", None, False),
+        ("retry_after", "retry_after", None, False),
+        ("job_id", "job_id", None, False),
+    )
+
+
+_define(Sender, _part_schema(_OFFER_DOC, "properties", "from"))
+_define(Recipient, _part_schema(_OFFER_DOC, "properties", "to"))
+_define(Task, _part_schema(_OFFER_DOC, "properties", "task"))
+_define(Context, _part_schema(_OFFER_DOC, "properties", "context"))
+_define(Budget, _part_schema(_OFFER_DOC, "properties", "budget"))
+_define(Callback, compile_schema(dict(_OFFER_DOC["properties"]["callback"], type="object", **{"$schema": _OFFER_DOC["$schema"]})))
+_define(JobOffer, _OFFER_SCHEMA)
+_define(Usage, _part_schema(_RESULT_DOC, "properties", "usage"))
+_define(AgentInfo, _part_schema(_RESULT_DOC, "properties", "agent"))
+_define(JobStatus, _STATUS_SCHEMA)
+_define(JobResult, _RESULT_SCHEMA)
+_define(Ack, _schema("ajp-ack")[1])
+_define(Accepted, _schema("ajp-accepted")[1])
+_define(ErrorBody, _schema("ajp-error-body")[1])
+
+
+# -- job ids ---------------------------------------------------------------------------------
+
+_BASE36 = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+
+def new_job_id() -> str:
+    """A fresh job id: ``job_`` + milliseconds since 1970 in base 36 + 16 random hex digits.
+
+    The reference SDK's shape (time-sortable prefix) with 64 bits from ``secrets``
+    (the SDK uses 48): ids minted in the same millisecond collide with
+    probability about n²/2⁶⁵.
+    """
+    ms = time.time_ns() // 1_000_000
+    digits = []
+    while ms:
+        ms, r = divmod(ms, 36)
+        digits.append(_BASE36[r])
+    return "job_" + "".join(reversed(digits)) + secrets.token_hex(8)

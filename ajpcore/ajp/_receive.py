@@ -1,0 +1,46 @@
+"""The whole receive path of a JobOffer: bytes off the wire -> an accepted offer, or the refusal."""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Union
+
+from ..errors import InvalidMessage
+from ..timestamps import timestamp_micros
+from ._messages import JobOffer
+from ._replay import ReplayGuard, replay_identity
+from ._rules import DEFAULT_MAX_LIFETIME_SECONDS, DEFAULT_SKEW_SECONDS, _now_micros, validate_offer
+
+
+def receive_offer(
+    data: Union[bytes, bytearray, memoryview, str],
+    *,
+    now: Any,
+    secret: Any = None,
+    public_key: Any = None,
+    replay_guard: Optional[ReplayGuard] = None,
+    skew: float = DEFAULT_SKEW_SECONDS,
+    max_lifetime: float = DEFAULT_MAX_LIFETIME_SECONDS,
+) -> JobOffer:
+    """Bytes off the wire -> an accepted ``JobOffer``, or the refusal to answer with.
+
+    In order: strict decode (``DecodeError``, 400), schema (``ValidationError``,
+    400), ``validate_offer(strict=True)`` (``InvalidMessage``, 400, the SDK's
+    messages), the signature with ``secret`` (human senders) or ``public_key``
+    (agents) (``SignatureError``, 401; legacy pre-0.3 signatures refused), then
+    the replay guard keyed by the verifying key (``ReplayedMessage`` 409,
+    ``Busy`` 429).  ``error_response(exc)`` turns any of these into the HTTP
+    status and AJP error body.
+    """
+    offer = JobOffer.from_json(data)
+    check = validate_offer(offer, now=now, strict=True, skew=skew, max_lifetime=max_lifetime)
+    if check.errors:
+        raise InvalidMessage(check.errors)
+    offer.verify(secret=secret, public_key=public_key)
+    if replay_guard is not None:
+        replay_guard.admit(
+            replay_identity(secret=secret, public_key=public_key),
+            offer.job_id,
+            expires_at_us=timestamp_micros(offer.expires_at),
+            now_us=_now_micros(now),
+        )
+    return offer
