@@ -293,3 +293,79 @@ def format_path(steps: Iterable[Union[str, int]]) -> str:
         else:
             parts.append("[" + _quote(step) + "]")
     return "".join(parts)
+
+
+# -- sender identity (Provenance declarations, key pins) --
+
+
+class SenderIdentityError(AjpError):
+    """The sender of an offer could not be tied to a verified key (HTTP 403).
+
+    ``.code`` is the reference AJP SDK's code for the failure
+    (``DECLARATION_INVALID``, ``DECLARATION_LOCATION_MISMATCH``,
+    ``DECLARATION_ID_MISMATCH``, ``KEY_ROTATED``, ``NO_PUBLIC_KEY``,
+    ``NO_DECLARATION_URL``, ``DECLARATION_UNPARSEABLE``,
+    ``SENDER_IDENTITY_FAILED``) or one of ajpcore's own
+    (``CAPABILITY_NOT_DECLARED``, ``KEY_ROTATION_REFUSED``), listed in the README.
+    """
+
+    status = 403
+    code = "SENDER_IDENTITY_FAILED"
+
+    def __init__(self, reason: str, code: str = "SENDER_IDENTITY_FAILED") -> None:
+        self.code = code
+        super().__init__(reason)
+
+    def __reduce__(self) -> Any:
+        return (type(self), (str(self), self.code))
+
+
+class KeyRotated(SenderIdentityError):
+    """A sender presented a key other than the one pinned for its provenance id (HTTP 403, ``KEY_ROTATED``).
+
+    ``.provenance_id``, ``.pinned`` and ``.presented`` are the id and the two
+    key fingerprints.  Only a key-rotation notice signed by the pinned key
+    (``KeyPins.accept_rotation``) moves a pin.
+    """
+
+    code = "KEY_ROTATED"
+
+    def __init__(self, provenance_id: str, pinned: str, presented: str) -> None:
+        self.provenance_id = provenance_id
+        self.pinned = pinned
+        self.presented = presented
+        super().__init__(
+            f"sender `{provenance_id}` signs with key {presented[:16]}..., not the pinned key "
+            f"{pinned[:16]}...: a key rotation, accepted only with a rotation notice signed by the pinned key",
+            "KEY_ROTATED",
+        )
+
+    def __reduce__(self) -> Any:
+        return (type(self), (self.provenance_id, self.pinned, self.presented))
+
+
+class KeyRotationRefused(SenderIdentityError):
+    """``KeyPins.accept_rotation`` was given a notice that cannot move the pin (HTTP 403, ``KEY_ROTATION_REFUSED``):
+    not a valid key-rotation notice under the pinned key, or for an id the store never pinned."""
+
+    code = "KEY_ROTATION_REFUSED"
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason, "KEY_ROTATION_REFUSED")
+
+    def __reduce__(self) -> Any:
+        return (type(self), (str(self),))
+
+
+class KeyPinsCorrupt(AjpError, ValueError):
+    """A key-pin file cannot be read back exactly (not strict JSON, or not the pin file's shape).
+
+    Never treated as an empty store: forgetting pins would accept any key as a
+    first use.  A server error (HTTP 500): the receiver's own state is broken.
+    """
+
+    status = 500
+    code = "INTERNAL"
+
+
+__all__ += ["SenderIdentityError", "KeyRotated", "KeyRotationRefused", "KeyPinsCorrupt"]

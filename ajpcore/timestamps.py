@@ -23,7 +23,7 @@ from datetime import datetime, timedelta, timezone
 
 from .errors import TimestampError
 
-__all__ = ["parse_timestamp", "format_timestamp", "is_timestamp", "timestamp_micros"]
+__all__ = ["parse_timestamp", "format_timestamp", "is_timestamp", "timestamp_micros", "instant_micros"]
 
 _RFC3339 = re.compile(
     r"([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt]([0-9]{2}):([0-9]{2}):([0-9]{2})"
@@ -165,3 +165,26 @@ def _reason(text: object) -> str:
         return f"expected an RFC 3339 timestamp string, got `{type(text).__name__}`"
     shown = text if len(text) <= 64 else text[:61] + "..."
     return f"invalid RFC 3339 timestamp {shown!r} (expected YYYY-MM-DDTHH:MM:SS[.f](Z|+hh:mm))"
+
+
+def instant_micros(now: object) -> int:
+    """Microseconds since 1970-01-01T00:00:00Z of a caller's ``now``.
+
+    ``now`` is an aware ``datetime``, a strict RFC 3339 string, or POSIX seconds
+    (``int``/``float``, not ``bool``).  Raises ``TimestampError`` for a naive
+    datetime, a string that is not RFC 3339, a non-finite number, or another type.
+    """
+    if isinstance(now, datetime):
+        if now.tzinfo is None or now.utcoffset() is None:
+            raise TimestampError("`now` is a naive datetime: give it a tzinfo (e.g. timezone.utc)")
+        delta = now - _EPOCH
+        return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+    if isinstance(now, str):
+        return timestamp_micros(now)
+    if isinstance(now, (int, float)) and not isinstance(now, bool):
+        if now != now or now in (float("inf"), float("-inf")):
+            raise TimestampError("`now` must be a finite number of seconds")
+        return int(now * 1_000_000)
+    raise TimestampError(
+        f"`now` must be an aware datetime, an RFC 3339 string or POSIX seconds, got `{type(now).__name__}`"
+    )

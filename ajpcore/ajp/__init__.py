@@ -60,8 +60,10 @@ from ._messages import (
     new_job_id,
 )
 from ._model import _EMPTY, _MISSING, _Envelope, _define, _part_schema, _schema
+from ._build import DEFAULT_BUDGET, new_offer, new_result
 from ._receive import receive_offer
 from ._replay import MemoryReplayGuard, ReplayGuard, replay_identity
+from ._sender import DELEGATION_CAPABILITY, SenderIdentity, verify_sender
 from ._rules import (
     DEFAULT_MAX_LIFETIME_SECONDS,
     DEFAULT_SKEW_SECONDS,
@@ -93,6 +95,12 @@ __all__ = [
     "OfferCheck",
     "validate_offer",
     "receive_offer",
+    "verify_sender",
+    "SenderIdentity",
+    "DELEGATION_CAPABILITY",
+    "new_offer",
+    "new_result",
+    "DEFAULT_BUDGET",
     "new_job_id",
     "replay_identity",
     "ReplayGuard",

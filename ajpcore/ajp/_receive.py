@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional, Union
+from typing import Any, Optional, Sequence, Union
 
-from ..errors import InvalidMessage
+from ..errors import InvalidMessage, KeyUsageError
+from ..provenance.pins import KeyPins
 from ..timestamps import timestamp_micros
 from ._messages import JobOffer
 from ._replay import ReplayGuard, replay_identity
 from ._rules import DEFAULT_MAX_LIFETIME_SECONDS, DEFAULT_SKEW_SECONDS, _now_micros, validate_offer
+from ._sender import verify_sender
 
 
 def receive_offer(
@@ -20,6 +22,10 @@ def receive_offer(
     replay_guard: Optional[ReplayGuard] = None,
     skew: float = DEFAULT_SKEW_SECONDS,
     max_lifetime: float = DEFAULT_MAX_LIFETIME_SECONDS,
+    declaration: Any = None,
+    retrieved_from: Any = None,
+    pins: Optional[KeyPins] = None,
+    require_capabilities: Union[str, Sequence[str]] = (),
 ) -> JobOffer:
     """Bytes off the wire -> an accepted ``JobOffer``, or the refusal to answer with.
 
@@ -30,11 +36,28 @@ def receive_offer(
     the replay guard keyed by the verifying key (``ReplayedMessage`` 409,
     ``Busy`` 429).  ``error_response(exc)`` turns any of these into the HTTP
     status and AJP error body.
+
+    An agent's key can come from its Provenance declaration instead of
+    ``public_key``: with ``declaration`` (the document fetched from
+    ``from.declaration_url``) and ``retrieved_from`` (that URL), ``verify_sender``
+    runs after the acceptance rules and before the signature, with ``pins`` and
+    ``require_capabilities``; its refusals are ``SenderIdentityError`` (403,
+    ``.code`` the SDK's code).  ``declaration`` excludes ``secret`` and
+    ``public_key``; ``pins`` and ``require_capabilities`` need ``declaration``
+    (else ``KeyUsageError``).
     """
     offer = JobOffer.from_json(data)
     check = validate_offer(offer, now=now, strict=True, skew=skew, max_lifetime=max_lifetime)
     if check.errors:
         raise InvalidMessage(check.errors)
+    if declaration is not None:
+        if secret is not None or public_key is not None:
+            raise KeyUsageError("give `declaration=` (the key comes from it) or `secret=`/`public_key=`, not both")
+        public_key = verify_sender(
+            offer, declaration, retrieved_from=retrieved_from, pins=pins, require_capabilities=require_capabilities
+        ).public_key
+    elif pins is not None or require_capabilities:
+        raise KeyUsageError("`pins=` and `require_capabilities=` apply to the sender's declaration: give `declaration=`")
     offer.verify(secret=secret, public_key=public_key)
     if replay_guard is not None:
         replay_guard.admit(
