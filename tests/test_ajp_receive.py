@@ -194,6 +194,28 @@ def test_malformed_bytes_are_400(core):
     assert status == 400 and body.error == "Invalid JobOffer" and "duplicate" in body.errors[0].lower()
 
 
+MALFORMED_IP_LITERALS = ["http://[:]/", "http://[.]/", "http://[1.2.3.4]/", "http://[1:2:3:4:5:6:7:8:9]/"]
+GOOD_CALLBACKS = ["http://[::1]/", "http://[2001:db8::1]:8080/x", "http://[v1.x]/", "https://agent.example/jobs/1?x=y"]
+
+
+@pytest.mark.parametrize("url", MALFORMED_IP_LITERALS)
+def test_callback_url_with_a_malformed_ip_literal_is_refused(core, url):
+    # RFC 3986 section 3.2.2: IP-literal = "[" ( IPv6address / IPvFuture ) "]"
+    doc = _resigned(dict(VECTORS["offer-human-hmac-jcs"], callback={"url": url}), secret=SECRET)
+    with pytest.raises(ValidationError) as info:
+        ajp.JobOffer.from_json(_bytes(doc))
+    assert info.value.errors == [("$.callback.url", "Invalid URI (RFC 3986)")]
+    exc, status, _ = _refusal(_bytes(doc), secret=SECRET)
+    assert isinstance(exc, ValidationError) and status == 400 and exc.path == "$.callback.url"
+
+
+@pytest.mark.parametrize("url", GOOD_CALLBACKS)
+def test_callback_url_with_a_valid_ip_literal_is_accepted(core, url):
+    doc = _resigned(dict(VECTORS["offer-human-hmac-jcs"], callback={"url": url}), secret=SECRET)
+    assert ajp.JobOffer.from_json(_bytes(doc)).callback.url == url
+    assert ajp.receive_offer(_bytes(doc), now=NOW, secret=SECRET).callback.url == url
+
+
 def test_schema_problems_are_400_with_every_path(core):
     doc = copy.deepcopy(VECTORS["offer-human-hmac-jcs"])
     doc["budget"]["max_usd"] = -1

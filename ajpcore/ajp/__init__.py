@@ -59,7 +59,7 @@ from ._messages import (
     _VERIFY_MODES,
     new_job_id,
 )
-from ._model import _EMPTY, _MISSING, _Envelope, _define, _part_schema, _schema
+from ._model import _EMPTY, _MISSING, _Envelope, _part_schema, _schema
 from ._build import DEFAULT_BUDGET, new_offer, new_result
 from ._receive import receive_offer
 from ._replay import MemoryReplayGuard, ReplayGuard, replay_identity

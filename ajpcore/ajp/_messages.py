@@ -12,7 +12,8 @@ from typing import Any, Dict, List, Optional, Union
 from .._schema import compile_schema
 from ..errors import LegacySignature, SignatureError
 from ..signing import sign, verify
-from ._model import _Envelope, _define, _part_schema, _schema
+from .._envelope import Envelope, member
+from ._model import _part_schema, _schema
 
 JOB_STATUSES = ("accepted", "running", "completed", "failed", "rejected", "expired")
 
@@ -27,84 +28,60 @@ _RESULT_DOC, _RESULT_SCHEMA = _schema("ajp-job-result")
 # -- JobOffer and its parts ----------------------------------------------------------------
 
 
-class Sender(_Envelope):
+class Sender(Envelope):
     """``from`` of a JobOffer: who sends the job."""
 
     __slots__ = ()
     type: str
-    id: Optional[str]
-    provenance_id: Optional[str]
-    declaration_url: Optional[str]
-    _FIELDS = (
-        ("type", "type", None, True),
-        ("id", "id", None, False),
-        ("provenance_id", "provenance_id", None, False),
-        ("declaration_url", "declaration_url", None, False),
-    )
+    id: Optional[str] = None
+    provenance_id: Optional[str] = None
+    declaration_url: Optional[str] = None
 
 
-class Recipient(_Envelope):
+class Recipient(Envelope):
     """``to`` of a JobOffer: the Provenance id of the receiving agent."""
 
     __slots__ = ()
     provenance_id: str
-    _FIELDS = (("provenance_id", "provenance_id", None, True),)
 
 
-class Task(_Envelope):
+class Task(Envelope):
     """``task``: what to do (``type``, ``instruction``, optional ``input`` and ``output_format``)."""
 
     __slots__ = ()
     type: str
     instruction: str
-    input: Optional[Dict[str, Any]]
-    output_format: Optional[str]
-    _FIELDS = (
-        ("type", "type", None, True),
-        ("instruction", "instruction", None, True),
-        ("input", "input", None, False),
-        ("output_format", "output_format", None, False),
-    )
+    input: Optional[Dict[str, Any]] = None
+    output_format: Optional[str] = None
 
 
-class Context(_Envelope):
+class Context(Envelope):
     """``context``: credentials, memory and constraints handed to the agent."""
 
     __slots__ = ()
-    credentials: Optional[Dict[str, Any]]
-    memory: Optional[List[Any]]
-    constraints: Optional[List[str]]
-    _FIELDS = (
-        ("credentials", "credentials", None, False),
-        ("memory", "memory", None, False),
-        ("constraints", "constraints", None, False),
-    )
+    credentials: Optional[Dict[str, Any]] = None
+    memory: Optional[List[Any]] = None
+    constraints: Optional[List[str]] = None
 
 
-class Budget(_Envelope):
+class Budget(Envelope):
     """``budget``: ``max_usd`` (required, >= 0), ``max_seconds`` and ``max_llm_tokens`` (>= 1)."""
 
     __slots__ = ()
     max_usd: Union[int, float]
-    max_seconds: Optional[Union[int, float]]
-    max_llm_tokens: Optional[Union[int, float]]
-    _FIELDS = (
-        ("max_usd", "max_usd", None, True),
-        ("max_seconds", "max_seconds", None, False),
-        ("max_llm_tokens", "max_llm_tokens", None, False),
-    )
+    max_seconds: Optional[Union[int, float]] = None
+    max_llm_tokens: Optional[Union[int, float]] = None
 
 
-class Callback(_Envelope):
+class Callback(Envelope):
     """``callback``: where the JobResult is POSTed (``url``, optional ``headers``)."""
 
     __slots__ = ()
     url: str
-    headers: Optional[Dict[str, Any]]
-    _FIELDS = (("url", "url", None, True), ("headers", "headers", None, False))
+    headers: Optional[Dict[str, Any]] = None
 
 
-class JobOffer(_Envelope):
+class JobOffer(Envelope):
     """An AJP JobOffer (``POST /jobs``).  ``sender`` is the wire member ``from``.
 
     ``verify(secret=... | public_key=...)`` checks the signature over the body as
@@ -114,30 +91,16 @@ class JobOffer(_Envelope):
     __slots__ = ()
     ajp: str
     job_id: str
-    parent_job_id: Optional[str]
-    sender: Sender
+    parent_job_id: Optional[str] = None
+    sender: Sender = member(json='from')
     to: Recipient
     task: Task
-    context: Optional[Context]
+    context: Optional[Context] = None
     budget: Budget
-    callback: Optional[Callback]
+    callback: Optional[Callback] = None
     issued_at: str
     expires_at: str
-    signature: Optional[str]
-    _FIELDS = (
-        ("ajp", "ajp", None, True),
-        ("job_id", "job_id", None, True),
-        ("parent_job_id", "parent_job_id", None, False),
-        ("sender", "from", Sender, True),
-        ("to", "to", Recipient, True),
-        ("task", "task", Task, True),
-        ("context", "context", Context, False),
-        ("budget", "budget", Budget, True),
-        ("callback", "callback", Callback, False),
-        ("issued_at", "issued_at", None, True),
-        ("expires_at", "expires_at", None, True),
-        ("signature", "signature", None, False),
-    )
+    signature: Optional[str] = None
 
     def verify(self, *, secret: Any = None, public_key: Any = None, backend: Optional[str] = None) -> None:
         """Check ``signature`` over the received body (see ``ajpcore.signing.verify``).
@@ -153,53 +116,43 @@ class JobOffer(_Envelope):
         body["signature"] = sign(body, secret=secret, private_key=private_key)
         return JobOffer.from_dict(body)
 
-    def _body(self) -> dict:
+    def _body(self) -> Dict[str, Any]:
         return self._raw
 
 
 # -- JobStatus, JobResult ------------------------------------------------------------------
 
 
-class Usage(_Envelope):
+class Usage(Envelope):
     """``usage`` of a result: ``llm_tokens``, ``duration_seconds``, ``cost_usd`` (all >= 0)."""
 
     __slots__ = ()
-    llm_tokens: Optional[Union[int, float]]
-    duration_seconds: Optional[Union[int, float]]
-    cost_usd: Optional[Union[int, float]]
-    _FIELDS = (
-        ("llm_tokens", "llm_tokens", None, False),
-        ("duration_seconds", "duration_seconds", None, False),
-        ("cost_usd", "cost_usd", None, False),
-    )
+    llm_tokens: Optional[Union[int, float]] = None
+    duration_seconds: Optional[Union[int, float]] = None
+    cost_usd: Optional[Union[int, float]] = None
 
 
-class AgentInfo(_Envelope):
+class AgentInfo(Envelope):
     """``agent`` of a result: ``provenance_id``, ``version``, ``model`` (a name or ``{provider, model_id}``)."""
 
     __slots__ = ()
     provenance_id: str
-    version: Optional[str]
-    model: Optional[Union[str, Dict[str, Any]]]
-    _FIELDS = (
-        ("provenance_id", "provenance_id", None, True),
-        ("version", "version", None, False),
-        ("model", "model", None, False),
-    )
+    version: Optional[str] = None
+    model: Optional[Union[str, Dict[str, Any]]] = None
 
 
 _VERIFY_MODES = ("full", "sdk")
 
 
-class _ResultLike(_Envelope):
+class _ResultLike(Envelope):
     __slots__ = ()
 
-    def sdk_subset(self) -> dict:
+    def sdk_subset(self) -> Dict[str, Any]:
         """What the reference SDK 0.3 signs: ``{job_id, status, output, constraints_asserted,
         completed_at, agent: {provenance_id}}``, each member only when present (``output``
         omitted when absent, as ``JSON.stringify`` drops ``undefined``)."""
         body = self._raw
-        subset: dict = {}
+        subset: Dict[str, Any] = {}
         for key in ("job_id", "status", "output", "constraints_asserted", "completed_at"):
             if key in body:
                 subset[key] = body[key]
@@ -246,36 +199,20 @@ class JobStatus(_ResultLike):
     """An AJP JobStatus (``GET /jobs/:id``); when completed it may carry the result members."""
 
     __slots__ = ()
-    ajp: Optional[str]
+    ajp: Optional[str] = None
     job_id: str
     status: str
-    progress: Optional[Union[int, float]]
-    message: Optional[str]
-    started_at: Optional[str]
-    updated_at: Optional[str]
-    estimated_completion: Optional[str]
-    output: Any
-    constraints_asserted: Optional[List[str]]
-    usage: Optional[Usage]
-    agent: Optional[AgentInfo]
-    completed_at: Optional[str]
-    signature: Optional[str]
-    _FIELDS = (
-        ("ajp", "ajp", None, False),
-        ("job_id", "job_id", None, True),
-        ("status", "status", None, True),
-        ("progress", "progress", None, False),
-        ("message", "message", None, False),
-        ("started_at", "started_at", None, False),
-        ("updated_at", "updated_at", None, False),
-        ("estimated_completion", "estimated_completion", None, False),
-        ("output", "output", None, False),
-        ("constraints_asserted", "constraints_asserted", None, False),
-        ("usage", "usage", Usage, False),
-        ("agent", "agent", AgentInfo, False),
-        ("completed_at", "completed_at", None, False),
-        ("signature", "signature", None, False),
-    )
+    progress: Optional[Union[int, float]] = None
+    message: Optional[str] = None
+    started_at: Optional[str] = None
+    updated_at: Optional[str] = None
+    estimated_completion: Optional[str] = None
+    output: Any = None
+    constraints_asserted: Optional[List[str]] = None
+    usage: Optional[Usage] = None
+    agent: Optional[AgentInfo] = None
+    completed_at: Optional[str] = None
+    signature: Optional[str] = None
 
 
 class JobResult(_ResultLike):
@@ -286,26 +223,15 @@ class JobResult(_ResultLike):
     """
 
     __slots__ = ()
-    ajp: Optional[str]
+    ajp: Optional[str] = None
     job_id: str
     status: str
-    output: Any
-    constraints_asserted: Optional[List[str]]
-    usage: Optional[Usage]
+    output: Any = None
+    constraints_asserted: Optional[List[str]] = None
+    usage: Optional[Usage] = None
     agent: AgentInfo
     completed_at: str
-    signature: Optional[str]
-    _FIELDS = (
-        ("ajp", "ajp", None, False),
-        ("job_id", "job_id", None, True),
-        ("status", "status", None, True),
-        ("output", "output", None, False),
-        ("constraints_asserted", "constraints_asserted", None, False),
-        ("usage", "usage", Usage, False),
-        ("agent", "agent", AgentInfo, True),
-        ("completed_at", "completed_at", None, True),
-        ("signature", "signature", None, False),
-    )
+    signature: Optional[str] = None
 
     def signed(self, *, secret: Any = None, private_key: Any = None, mode: str = "full") -> "JobResult":
         """A copy signed over the full body (``mode="full"``) or the SDK subset (``"sdk"``)."""
@@ -320,59 +246,49 @@ class JobResult(_ResultLike):
 # -- responses -----------------------------------------------------------------------------
 
 
-class Ack(_Envelope):
+class Ack(Envelope):
     """The body of ``POST /jobs/:id/ack``: ``received`` and optional ``feedback``."""
 
     __slots__ = ()
     received: bool
-    feedback: Optional[str]
-    _FIELDS = (("received", "received", None, True), ("feedback", "feedback", None, False))
+    feedback: Optional[str] = None
 
 
-class Accepted(_Envelope):
+class Accepted(Envelope):
     """The ``202`` answer to ``POST /jobs``: ``{"job_id": ..., "status": "accepted"}``."""
 
     __slots__ = ()
     job_id: str
     status: str
-    _FIELDS = (("job_id", "job_id", None, True), ("status", "status", None, True))
 
 
-class ErrorBody(_Envelope):
+class ErrorBody(Envelope):
     """An AJP error response: ``error`` (title), ``code``, ``reason``, ``errors`` (400),
     ``retry_after`` (429), ``job_id`` (404)."""
 
     __slots__ = ()
     error: str
-    code: Optional[str]
-    reason: Optional[str]
-    errors: Optional[List[str]]
-    retry_after: Optional[int]
-    job_id: Optional[str]
-    _FIELDS = (
-        ("error", "error", None, True),
-        ("code", "code", None, False),
-        ("reason", "reason", None, False),
-        ("errors", "errors", None, False),
-        ("retry_after", "retry_after", None, False),
-        ("job_id", "job_id", None, False),
-    )
+    code: Optional[str] = None
+    reason: Optional[str] = None
+    errors: Optional[List[str]] = None
+    retry_after: Optional[int] = None
+    job_id: Optional[str] = None
 
 
-_define(Sender, _part_schema(_OFFER_DOC, "properties", "from"))
-_define(Recipient, _part_schema(_OFFER_DOC, "properties", "to"))
-_define(Task, _part_schema(_OFFER_DOC, "properties", "task"))
-_define(Context, _part_schema(_OFFER_DOC, "properties", "context"))
-_define(Budget, _part_schema(_OFFER_DOC, "properties", "budget"))
-_define(Callback, compile_schema(dict(_OFFER_DOC["properties"]["callback"], type="object", **{"$schema": _OFFER_DOC["$schema"]})))
-_define(JobOffer, _OFFER_SCHEMA)
-_define(Usage, _part_schema(_RESULT_DOC, "properties", "usage"))
-_define(AgentInfo, _part_schema(_RESULT_DOC, "properties", "agent"))
-_define(JobStatus, _STATUS_SCHEMA)
-_define(JobResult, _RESULT_SCHEMA)
-_define(Ack, _schema("ajp-ack")[1])
-_define(Accepted, _schema("ajp-accepted")[1])
-_define(ErrorBody, _schema("ajp-error-body")[1])
+Sender._bind_schema(lambda: _part_schema(_OFFER_DOC, "properties", "from"))
+Recipient._bind_schema(lambda: _part_schema(_OFFER_DOC, "properties", "to"))
+Task._bind_schema(lambda: _part_schema(_OFFER_DOC, "properties", "task"))
+Context._bind_schema(lambda: _part_schema(_OFFER_DOC, "properties", "context"))
+Budget._bind_schema(lambda: _part_schema(_OFFER_DOC, "properties", "budget"))
+Callback._bind_schema(lambda: compile_schema(dict(_OFFER_DOC["properties"]["callback"], type="object", **{"$schema": _OFFER_DOC["$schema"]})))
+JobOffer._bind_schema(lambda: _OFFER_SCHEMA)
+Usage._bind_schema(lambda: _part_schema(_RESULT_DOC, "properties", "usage"))
+AgentInfo._bind_schema(lambda: _part_schema(_RESULT_DOC, "properties", "agent"))
+JobStatus._bind_schema(lambda: _STATUS_SCHEMA)
+JobResult._bind_schema(lambda: _RESULT_SCHEMA)
+Ack._bind_schema(lambda: _schema("ajp-ack")[1])
+Accepted._bind_schema(lambda: _schema("ajp-accepted")[1])
+ErrorBody._bind_schema(lambda: _schema("ajp-error-body")[1])
 
 
 # -- job ids ---------------------------------------------------------------------------------

@@ -56,7 +56,7 @@ from ._manifest import (
     UndoConditions,
     spec_warnings,
 )
-from ._model import _DATACLASS, _NULLABLE, _Int, _Part, _parse_time
+from ._model import _DATACLASS, _Part, _parse_time
 from ._reference_model import manifest_from_reference_model
 from ._schemas import _ANNOTATION_FORMATS, SCHEMA_NAMES, _problems, _schema_text, _validator, schema
 from ._signatures import (

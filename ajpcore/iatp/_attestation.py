@@ -2,35 +2,32 @@
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as _dt
 import hmac
 import re
-from typing import Any, ClassVar, Mapping, Optional, Tuple, Union
+from typing import Any, Mapping, Optional, Union
 
 from ..errors import BadSignature, KeyFormatError, MalformedSignature, TrustRefused
-from ._model import _DATACLASS, _Part, _extra, _member, _parse_time
+from ._model import _Part, _parse_time
 
 
-@dataclasses.dataclass(**_DATACLASS)
 class Attestation(_Part):
     """An agent attestation (IATP-001 section 5.2): a control plane vouches for the
     code (``codebase_hash``) and configuration (``config_hash``) an agent runs,
     from ``timestamp`` until ``expires_at``.  Check it with ``verify_attestation``."""
 
-    _SCHEMA: ClassVar[Tuple[str, ...]] = ("iatp-attestation",)
+    __slots__ = ()
+    _SCHEMA = ("iatp-attestation",)
 
-    agent_id: str = _member(default=dataclasses.MISSING)
-    codebase_hash: str = _member(default=dataclasses.MISSING)
-    config_hash: str = _member(default=dataclasses.MISSING)
-    signature: str = _member(default=dataclasses.MISSING)
-    signing_key_id: str = _member(default=dataclasses.MISSING)
-    timestamp: str = _member(default=dataclasses.MISSING)
-    expires_at: str = _member(default=dataclasses.MISSING)
-    extra: Mapping[str, Any] = _extra()
+    agent_id: str
+    codebase_hash: str
+    config_hash: str
+    signature: str
+    signing_key_id: str
+    timestamp: str
+    expires_at: str
 
 
-Attestation._declare()
 
 
 # ---------------------------------------------------------------------------

@@ -2,44 +2,41 @@
 
 from __future__ import annotations
 
-import dataclasses
-from typing import Any, ClassVar, Mapping, Optional, Sequence, Tuple, Union
+from typing import Optional, Sequence, Tuple, Union
 
 from ..errors import ValidationError, format_path
 from ._enums import ABSENT, ChainStatus, _Absent
-from ._model import _DATACLASS, _NULLABLE, _Int, _Part, _extra, _member
+from ._model import _Part
+from .._envelope import member
 
 
 # -- compensation (IATP-002) ------------------------------------------------
 
 
-@dataclasses.dataclass(**_DATACLASS)
 class CompensationRequest(_Part):
     """Body of ``POST /compensate/{transaction_id}``: ``reason`` and RFC 3339 ``timestamp``."""
 
-    _SCHEMA: ClassVar[Tuple[str, ...]] = ("iatp-compensation-request",)
+    __slots__ = ()
+    _SCHEMA = ("iatp-compensation-request",)
 
-    reason: str = _member(default=dataclasses.MISSING)
-    timestamp: str = _member(default=dataclasses.MISSING)
-    extra: Mapping[str, Any] = _extra()
+    reason: str
+    timestamp: str
 
 
-@dataclasses.dataclass(**_DATACLASS)
 class CompensationResponse(_Part):
     """An agent's answer to a compensation request (``success``, amounts, time, ``error``)."""
 
-    _SCHEMA: ClassVar[Tuple[str, ...]] = ("iatp-compensation-response",)
+    __slots__ = ()
+    _SCHEMA = ("iatp-compensation-response",)
 
-    success: bool = _member(default=dataclasses.MISSING)
-    compensation_applied: Optional[str] = _member()
-    amount_returned: Optional[float] = _member()
-    fee_charged: Optional[float] = _member()
-    completion_time_ms: Optional[int] = _member(kind=_Int)
-    error: Optional[str] = _member()
-    extra: Mapping[str, Any] = _extra()
+    success: bool
+    compensation_applied: Optional[str] = None
+    amount_returned: Optional[float] = None
+    fee_charged: Optional[float] = None
+    completion_time_ms: Optional[int] = None
+    error: Optional[str] = None
 
 
-@dataclasses.dataclass(**_DATACLASS)
 class ChainEntry(_Part):
     """One transaction of a saga's compensation chain.
 
@@ -49,16 +46,15 @@ class ChainEntry(_Part):
     since IATP-002 uses the one word for both.
     """
 
-    _SCHEMA: ClassVar[Tuple[str, ...]] = ("iatp-compensation-chain-entry",)
+    __slots__ = ()
+    _SCHEMA = ("iatp-compensation-chain-entry",)
 
-    agent_id: str = _member(default=dataclasses.MISSING)
-    transaction_id: str = _member(default=dataclasses.MISSING)
-    status: ChainStatus = _member(kind=ChainStatus, default=dataclasses.MISSING)
-    compensation_method: Union[str, None, _Absent] = _member(kind=_NULLABLE, default=ABSENT)
-    extra: Mapping[str, Any] = _extra()
+    agent_id: str
+    transaction_id: str
+    status: ChainStatus
+    compensation_method: Union[str, None, _Absent] = member(default=ABSENT)
 
 
-@dataclasses.dataclass(**_DATACLASS)
 class CompensationChain(_Part):
     """The saga record of one trace (IATP-002 section 5.2).
 
@@ -68,13 +64,11 @@ class CompensationChain(_Part):
     ``next_to_compensate`` and ``record`` drive the undo one step at a time.
     """
 
-    _SCHEMA: ClassVar[Tuple[str, ...]] = ("iatp-compensation-chain",)
+    __slots__ = ()
+    _SCHEMA = ("iatp-compensation-chain",)
 
-    trace_id: str = _member(default=dataclasses.MISSING)
-    entries: Tuple[ChainEntry, ...] = _member(
-        "compensation_chain", kind=("items", ChainEntry), default=dataclasses.MISSING
-    )
-    extra: Mapping[str, Any] = _extra()
+    trace_id: str
+    entries: Tuple[ChainEntry, ...] = member(json="compensation_chain")
 
     @classmethod
     def from_execution(cls, trace_id: str, steps: Sequence[ChainEntry]) -> "CompensationChain":
@@ -89,7 +83,7 @@ class CompensationChain(_Part):
         errors = []
         for i, step in enumerate(steps):
             if step.status is ChainStatus.COMPLETED:
-                step = dataclasses.replace(step, status=ChainStatus.PENDING)
+                step = step.replace(status=ChainStatus.PENDING)
             elif step.status is not ChainStatus.FAILED:
                 errors.append((format_path(["steps", i, "status"]), "Expected `completed` or `failed` for an executed step, got " f"`{step.status.value}`"))
             entries.append(step)
@@ -131,9 +125,9 @@ class CompensationChain(_Part):
                 extra = dict(entry.extra)
                 if status is ChainStatus.FAILED:
                     extra["compensation_attempted"] = True
-                entry = dataclasses.replace(entry, status=status, extra=extra)
+                entry = entry.replace(status=status, extra=extra)
             entries.append(entry)
-        return dataclasses.replace(self, entries=tuple(entries))
+        return self.replace(entries=tuple(entries))
 
     @property
     def complete(self) -> bool:
@@ -141,21 +135,17 @@ class CompensationChain(_Part):
         return all(e.status is not ChainStatus.PENDING for e in self.entries)
 
 
-@dataclasses.dataclass(**_DATACLASS)
 class AuditEvent(_Part):
     """One audit-trail record of an undo (IATP-002 section 8.2)."""
 
-    _SCHEMA: ClassVar[Tuple[str, ...]] = ("iatp-audit-event",)
+    __slots__ = ()
+    _SCHEMA = ("iatp-audit-event",)
 
-    event: str = _member(default=dataclasses.MISSING)
-    trace_id: str = _member(default=dataclasses.MISSING)
-    timestamp: str = _member(default=dataclasses.MISSING)
-    requested_by: Optional[str] = _member()
-    reason: Optional[str] = _member()
-    result: Optional[str] = _member()
-    extra: Mapping[str, Any] = _extra()
+    event: str
+    trace_id: str
+    timestamp: str
+    requested_by: Optional[str] = None
+    reason: Optional[str] = None
+    result: Optional[str] = None
 
 
-for _cls in (CompensationRequest, CompensationResponse, ChainEntry, CompensationChain, AuditEvent):
-    _cls._declare()
-del _cls

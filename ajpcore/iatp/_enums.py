@@ -4,19 +4,8 @@ from __future__ import annotations
 
 import enum
 
+from .._envelope import ABSENT as ABSENT, _Absent as _Absent  # absent, where None is JSON null
 
-class _Absent(enum.Enum):
-    ABSENT = "ABSENT"
-
-    def __repr__(self) -> str:
-        return "ABSENT"
-
-    def __bool__(self) -> bool:
-        return False
-
-
-ABSENT = _Absent.ABSENT
-"""Marks a member that is absent where ``None`` means JSON ``null`` (``compensation_method``)."""
 
 
 # ---------------------------------------------------------------------------

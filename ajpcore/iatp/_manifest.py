@@ -4,41 +4,39 @@ the advice of IATP-001/002 that the schema leaves open.
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as _dt
 from types import MappingProxyType
 from typing import Any, ClassVar, List, Mapping, Optional, Tuple, Union
 
 from ..errors import format_path
 from ._enums import ABSENT, AuthMethod, CompensationMethod, ReversibilityLevel, RetentionPolicy, TrustLevel, _Absent
-from ._model import _DATACLASS, _NULLABLE, _Int, _Part, _extra, _manifest_part, _member, _parse_time, _with_defaults
+from ._model import _Part, _manifest_part, _parse_time, _with_defaults
+from .._envelope import member
 
 
-@dataclasses.dataclass(**_DATACLASS)
 class Identity(_Part):
     """``identity``: who the agent is.  ``verification_key`` is a *claimed* key, kept as given."""
 
-    _SCHEMA: ClassVar[Tuple[str, ...]] = _manifest_part("identity")
+    __slots__ = ()
+    _SCHEMA = _manifest_part("identity")
 
-    agent_id: str = _member(default=dataclasses.MISSING)
-    owner: str = _member(default=dataclasses.MISSING)
-    verification_key: Optional[str] = _member()
-    contact: Optional[str] = _member()
-    extra: Mapping[str, Any] = _extra()
+    agent_id: str
+    owner: str
+    verification_key: Optional[str] = None
+    contact: Optional[str] = None
 
 
-@dataclasses.dataclass(**_DATACLASS)
 class Capabilities(_Part):
     """``capabilities``: idempotency, concurrency and SLA promises."""
 
-    _SCHEMA: ClassVar[Tuple[str, ...]] = _manifest_part("capabilities")
+    __slots__ = ()
+    _SCHEMA = _manifest_part("capabilities")
 
-    idempotency: Optional[bool] = _member()
-    idempotency_duration_seconds: Optional[int] = _member(kind=_Int)
-    concurrency_limit: Optional[int] = _member(kind=_Int)
-    sla_latency_ms: Optional[int] = _member(kind=_Int)
-    sla_availability: Optional[float] = _member()
-    extra: Mapping[str, Any] = _extra()
+    idempotency: Optional[bool] = None
+    idempotency_duration_seconds: Optional[int] = None
+    concurrency_limit: Optional[int] = None
+    sla_latency_ms: Optional[int] = None
+    sla_availability: Optional[float] = None
 
     DEFAULTS: ClassVar[Mapping[str, Any]] = MappingProxyType({"idempotency": False})
 
@@ -47,31 +45,29 @@ class Capabilities(_Part):
         return _with_defaults(self)
 
 
-@dataclasses.dataclass(**_DATACLASS)
 class UndoConditions(_Part):
     """``reversibility.undo_conditions``: the state after which undo is impossible."""
 
-    _SCHEMA: ClassVar[Tuple[str, ...]] = _manifest_part("reversibility", "undo_conditions")
+    __slots__ = ()
+    _SCHEMA = _manifest_part("reversibility", "undo_conditions")
 
-    until_state: Optional[str] = _member()
-    check_endpoint: Optional[str] = _member()
-    extra: Mapping[str, Any] = _extra()
+    until_state: Optional[str] = None
+    check_endpoint: Optional[str] = None
 
 
-@dataclasses.dataclass(**_DATACLASS)
 class Reversibility(_Part):
     """``reversibility`` (IATP-002).  ``compensation_method`` is ``ABSENT``, ``None`` (JSON null) or a string."""
 
-    _SCHEMA: ClassVar[Tuple[str, ...]] = _manifest_part("reversibility")
+    __slots__ = ()
+    _SCHEMA = _manifest_part("reversibility")
 
-    level: ReversibilityLevel = _member(kind=ReversibilityLevel, default=dataclasses.MISSING)
-    undo_window_seconds: Optional[int] = _member(kind=_Int)
-    compensation_method: Union[str, None, _Absent] = _member(kind=_NULLABLE, default=ABSENT)
-    compensation_sla_ms: Optional[int] = _member(kind=_Int)
-    compensation_notes: Optional[str] = _member()
-    compensation_endpoint: Optional[str] = _member()
-    undo_conditions: Optional[UndoConditions] = _member(kind=UndoConditions)
-    extra: Mapping[str, Any] = _extra()
+    level: ReversibilityLevel
+    undo_window_seconds: Optional[int] = None
+    compensation_method: Union[str, None, _Absent] = member(default=ABSENT)
+    compensation_sla_ms: Optional[int] = None
+    compensation_notes: Optional[str] = None
+    compensation_endpoint: Optional[str] = None
+    undo_conditions: Optional[UndoConditions] = None
 
     @property
     def standard_method(self) -> Optional[CompensationMethod]:
@@ -90,21 +86,20 @@ class Reversibility(_Part):
         return None
 
 
-@dataclasses.dataclass(**_DATACLASS)
 class Privacy(_Part):
     """``privacy``: retention, human review, training use, encryption."""
 
-    _SCHEMA: ClassVar[Tuple[str, ...]] = _manifest_part("privacy")
+    __slots__ = ()
+    _SCHEMA = _manifest_part("privacy")
 
-    retention_policy: Optional[RetentionPolicy] = _member(kind=RetentionPolicy)
-    retention_duration_seconds: Optional[int] = _member(kind=_Int)
-    storage_location: Optional[str] = _member()
-    human_in_loop: Optional[bool] = _member()
-    training_consent: Optional[bool] = _member()
-    encryption_at_rest: Optional[bool] = _member()
-    encryption_in_transit: Optional[bool] = _member()
-    data_processing_addendum: Optional[str] = _member()
-    extra: Mapping[str, Any] = _extra()
+    retention_policy: Optional[RetentionPolicy] = None
+    retention_duration_seconds: Optional[int] = None
+    storage_location: Optional[str] = None
+    human_in_loop: Optional[bool] = None
+    training_consent: Optional[bool] = None
+    encryption_at_rest: Optional[bool] = None
+    encryption_in_transit: Optional[bool] = None
+    data_processing_addendum: Optional[str] = None
 
     DEFAULTS: ClassVar[Mapping[str, Any]] = MappingProxyType(
         {
@@ -122,15 +117,14 @@ class Privacy(_Part):
         return _with_defaults(self)
 
 
-@dataclasses.dataclass(**_DATACLASS)
 class Authentication(_Part):
     """``authentication``: accepted methods and whether authentication is required."""
 
-    _SCHEMA: ClassVar[Tuple[str, ...]] = _manifest_part("authentication")
+    __slots__ = ()
+    _SCHEMA = _manifest_part("authentication")
 
-    methods: Optional[Tuple[AuthMethod, ...]] = _member(kind=("items", AuthMethod))
-    required: Optional[bool] = _member()
-    extra: Mapping[str, Any] = _extra()
+    methods: Optional[Tuple[AuthMethod, ...]] = None
+    required: Optional[bool] = None
 
     DEFAULTS: ClassVar[Mapping[str, Any]] = MappingProxyType({"required": False})
 
@@ -139,20 +133,18 @@ class Authentication(_Part):
         return _with_defaults(self)
 
 
-@dataclasses.dataclass(**_DATACLASS)
 class RateLimiting(_Part):
     """``rate_limiting``: request rates and the token-bucket burst."""
 
-    _SCHEMA: ClassVar[Tuple[str, ...]] = _manifest_part("rate_limiting")
+    __slots__ = ()
+    _SCHEMA = _manifest_part("rate_limiting")
 
-    requests_per_second: Optional[float] = _member()
-    requests_per_minute: Optional[float] = _member()
-    requests_per_hour: Optional[float] = _member()
-    burst_limit: Optional[int] = _member(kind=_Int)
-    extra: Mapping[str, Any] = _extra()
+    requests_per_second: Optional[float] = None
+    requests_per_minute: Optional[float] = None
+    requests_per_hour: Optional[float] = None
+    burst_limit: Optional[int] = None
 
 
-@dataclasses.dataclass(**_DATACLASS)
 class CapabilityManifest(_Part):
     """An IATP capability manifest, exactly as the published schema defines it.
 
@@ -162,20 +154,20 @@ class CapabilityManifest(_Part):
     are in ``extra`` and round-trip exactly.
     """
 
-    _SCHEMA: ClassVar[Tuple[str, ...]] = _manifest_part()
+    __slots__ = ()
+    _SCHEMA = _manifest_part()
 
-    identity: Identity = _member(kind=Identity, default=dataclasses.MISSING)
-    trust_level: TrustLevel = _member(kind=TrustLevel, default=dataclasses.MISSING)
-    protocol_version: str = _member(default=dataclasses.MISSING)
-    schema_uri: Optional[str] = _member("$schema")
-    capabilities: Optional[Capabilities] = _member(kind=Capabilities)
-    reversibility: Optional[Reversibility] = _member(kind=Reversibility)
-    privacy: Optional[Privacy] = _member(kind=Privacy)
-    authentication: Optional[Authentication] = _member(kind=Authentication)
-    rate_limiting: Optional[RateLimiting] = _member(kind=RateLimiting)
-    manifest_version: Optional[str] = _member()
-    updated_at: Optional[str] = _member()
-    extra: Mapping[str, Any] = _extra()
+    identity: Identity
+    trust_level: TrustLevel
+    protocol_version: str
+    schema_uri: Optional[str] = member(json="$schema", default=None)
+    capabilities: Optional[Capabilities] = None
+    reversibility: Optional[Reversibility] = None
+    privacy: Optional[Privacy] = None
+    authentication: Optional[Authentication] = None
+    rate_limiting: Optional[RateLimiting] = None
+    manifest_version: Optional[str] = None
+    updated_at: Optional[str] = None
 
     @property
     def signature(self) -> Any:
@@ -194,15 +186,9 @@ class CapabilityManifest(_Part):
         extra = {k: v for k, v in self.extra.items() if k != "signature"}
         if signature is not None:
             extra["signature"] = signature
-        return dataclasses.replace(self, extra=extra)
+        return self.replace(extra=extra)
 
 
-for _cls in (
-    Identity, Capabilities, UndoConditions, Reversibility, Privacy, Authentication,
-    RateLimiting, CapabilityManifest,
-):
-    _cls._declare()
-del _cls
 
 
 # ---------------------------------------------------------------------------
