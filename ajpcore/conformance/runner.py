@@ -1,0 +1,162 @@
+"""ajpcore's answers to the conformance cases, one checker per pack file.
+
+Each checker takes a file's cases and returns ``(id, message)`` for every case whose
+answer differs from the expectation.  The core calls go through ``_core.impl`` so the
+twin in use is the one selected (tests switch it per run).
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any, Dict, List, Optional, Tuple
+
+from .. import _core, ajp
+from ..errors import (
+    BadSignature,
+    DecodeError,
+    EncodeError,
+    LegacySignature,
+    MalformedSignature,
+    UnsupportedScheme,
+    WeakKey,
+)
+from ..signing import verify
+
+Failures = List[Tuple[str, str]]
+
+# The refusal kinds of canonical.json `error` and decode.json `reason`, read from ajpcore's reasons.
+_KINDS = (
+    ("byte order mark", "bom"),
+    ("nesting deeper", "depth"),
+    ("invalid UTF-8", "utf8"),
+    ("lone surrogate", "lone_surrogate"),
+    ("noncharacter", "noncharacter"),
+    ("duplicate member name", "duplicate_name"),
+    ("integer is not exactly representable", "unsafe_integer"),
+    ("out of range for binary64", "number_range"),
+)
+
+
+def refusal_kind(exc: Exception) -> str:
+    """The pack's name for the reason ajpcore refused a document (``syntax`` when no rule is named)."""
+    reason = getattr(exc, "reason", str(exc))
+    lowered = reason.lower()
+    for text, kind in _KINDS:
+        if text.lower() in lowered:
+            return kind
+    return "syntax"
+
+
+def _short(data: Any, limit: int = 60) -> str:
+    text = data if isinstance(data, str) else repr(data)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def check_canonical(cases: List[Dict[str, Any]]) -> Failures:
+    """``input`` (JSON text) decoded strictly and canonicalized must give ``canonical``, or refuse with ``error``."""
+    failures: Failures = []
+    impl = _core.impl
+    for case in cases:
+        try:
+            got: Optional[str] = impl.canonicalize(impl.decode(case["input"])).decode("utf-8")
+            kind = None
+        except (DecodeError, EncodeError) as exc:
+            got, kind = None, refusal_kind(exc)
+            detail = str(exc)
+        if "error" in case:
+            if got is not None:
+                failures.append((case["id"], f"expected refusal `{case['error']}`, got {_short(got)}"))
+            elif kind != case["error"]:
+                failures.append((case["id"], f"expected refusal `{case['error']}`, refused as `{kind}`: {detail}"))
+        elif got is None:
+            failures.append((case["id"], f"expected {_short(case['canonical'])}, refused: {detail}"))
+        elif got != case["canonical"]:
+            failures.append((case["id"], f"expected {_short(case['canonical'])}, got {_short(got)}"))
+    return failures
+
+
+def check_decode(cases: List[Dict[str, Any]]) -> Failures:
+    """``input_b64`` bytes must be accepted or refused (for the ``reason`` given) by the strict decoder."""
+    failures: Failures = []
+    impl = _core.impl
+    for case in cases:
+        data = base64.b64decode(case["input_b64"], validate=True)
+        try:
+            impl.decode(data)
+            verdict, kind, detail = "accept", None, ""
+        except DecodeError as exc:
+            verdict, kind, detail = "refuse", refusal_kind(exc), str(exc)
+        if verdict != case["expect"]:
+            failures.append((case["id"], f"expected {case['expect']}, got {verdict} {detail}".rstrip()))
+        elif verdict == "refuse" and "reason" in case and kind != case["reason"]:
+            failures.append((case["id"], f"expected refusal `{case['reason']}`, refused as `{kind}`: {detail}"))
+    return failures
+
+
+_VERDICTS = (
+    (LegacySignature, "legacy"),
+    (MalformedSignature, "malformed"),
+    (UnsupportedScheme, "unsupported_scheme"),
+    (BadSignature, "bad"),
+    # A key the strict Ed25519 policy refuses (small order, non-canonical) verifies nothing.
+    (WeakKey, "bad"),
+)
+
+
+def _credential(case: Dict[str, Any]) -> Dict[str, Any]:
+    return {k: case[k] for k in ("secret", "public_key") if k in case}
+
+
+def signature_verdict(case: Dict[str, Any]) -> str:
+    """ajpcore's verdict on one signatures.json case: valid, bad, legacy, malformed or unsupported_scheme."""
+    try:
+        if "mode" in case:
+            ajp.JobResult.from_dict(case["body"]).verify(mode=case["mode"], **_credential(case))
+        else:
+            verify(case["body"], **_credential(case))
+    except (LegacySignature, MalformedSignature, UnsupportedScheme, BadSignature, WeakKey) as exc:
+        return next(name for cls, name in _VERDICTS if isinstance(exc, cls))
+    return "valid"
+
+
+def check_signatures(cases: List[Dict[str, Any]]) -> Failures:
+    """Each ``body`` checked with its ``secret`` or ``public_key`` (and ``mode`` for results) must give ``expect``."""
+    failures: Failures = []
+    for case in cases:
+        try:
+            got = signature_verdict(case)
+        except Exception as exc:  # a case must end in a verdict; anything else is a failure to report
+            got = f"{type(exc).__name__}: {exc}"
+        if got != case["expect"]:
+            failures.append((case["id"], f"expected {case['expect']}, got {got}"))
+    return failures
+
+
+def envelope_answer(case: Dict[str, Any], guard: ajp.MemoryReplayGuard) -> Tuple[int, Optional[str]]:
+    """The HTTP status and error code ajpcore's receiver answers one envelopes.json message with."""
+    try:
+        ajp.receive_offer(base64.b64decode(case["message_b64"], validate=True), now=case["now"], replay_guard=guard, **_credential(case))
+    except Exception as exc:
+        status, body = ajp.error_response(exc)
+        return status, body.code
+    return 202, None
+
+
+def check_envelopes(cases: List[Dict[str, Any]]) -> Failures:
+    """Each message received (after the cases it ``follows``, by the same receiver) must get ``expect_status``."""
+    failures: Failures = []
+    by_id = {case["id"]: case for case in cases}
+    for case in cases:
+        capacity = case.get("replay_capacity")
+        guard = ajp.MemoryReplayGuard() if capacity is None else ajp.MemoryReplayGuard(max_entries=capacity)
+        unknown = [cid for cid in case.get("follows", []) if cid not in by_id]
+        if unknown:
+            failures.append((case["id"], f"follows unknown case `{unknown[0]}`"))
+            continue
+        for earlier in case.get("follows", []):
+            envelope_answer(by_id[earlier], guard)
+        status, code = envelope_answer(case, guard)
+        if status != case["expect_status"] or ("expect_code" in case and code != case["expect_code"]):
+            want = f"{case['expect_status']} {case.get('expect_code', '')}".rstrip()
+            failures.append((case["id"], f"expected {want}, got {status} {code or ''}".rstrip()))
+    return failures

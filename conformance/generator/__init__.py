@@ -1,0 +1,1 @@
+"""Builds the AJP conformance pack (see ../README.md): one module per pack file, reference answers apart."""
