@@ -7,13 +7,16 @@ problem listed, and the envelope never aliases the caller's containers.
 
 from __future__ import annotations
 
-from typing import Any, List, Mapping, Tuple
+import math
+from collections.abc import Mapping as _AbcMapping  # typing.Mapping's isinstance is ~10x slower
+from typing import Any, List, Tuple
 
 from . import _core
 from .errors import EncodeError, ValidationError, format_path
 
 _MAX_SAFE_INT = 2**53 - 1
 _INF = float("inf")
+_FINITE = math.isfinite
 
 
 def copy_json(value: Any) -> Any:
@@ -33,7 +36,7 @@ def copy_json(value: Any) -> Any:
 
 
 def _is_container(v: Any) -> bool:
-    return isinstance(v, (dict, list, tuple, Mapping))
+    return isinstance(v, (dict, list, tuple, _AbcMapping))
 
 
 def _scalar(v: Any, steps: List[Any], errors: List[Tuple[str, str]]) -> Any:
@@ -76,7 +79,7 @@ def copy_json_collecting(value: Any, errors: List[Tuple[str, str]]) -> Any:
     if not _is_container(value):
         return _scalar(value, [], errors)
     max_depth = _core.impl.MAX_DEPTH
-    root: Any = {} if isinstance(value, Mapping) else []
+    root: Any = {} if isinstance(value, _AbcMapping) else []
     # Each frame: source container, its copy, iterator over its items, its path.
     stack: List[Tuple[Any, Any, Any, List[Any]]] = []
 
@@ -84,7 +87,7 @@ def copy_json_collecting(value: Any, errors: List[Tuple[str, str]]) -> Any:
         if len(stack) >= max_depth:
             errors.append((format_path(steps), f"Nesting deeper than {max_depth} levels"))
             return False
-        items = iter(src.items()) if isinstance(src, Mapping) else iter(enumerate(src))
+        items = iter(src.items()) if isinstance(src, _AbcMapping) else iter(enumerate(src))
         stack.append((src, dst, items, steps))
         return True
 
@@ -103,9 +106,17 @@ def copy_json_collecting(value: Any, errors: List[Tuple[str, str]]) -> Any:
                         key.encode("utf-8")
                     except UnicodeEncodeError:
                         errors.append((format_path(steps), "Member name contains a lone surrogate"))
+            t = type(item)
+            if t is str and item.isascii() or t is bool or item is None or t is float and _FINITE(item) or t is int and -_MAX_SAFE_INT <= item <= _MAX_SAFE_INT:
+                # The common scalars, nothing to check (the rules are in `_scalar`).
+                if is_object:
+                    dst[key] = item
+                else:
+                    dst.append(item)
+                continue
             child_steps = steps + [key]
-            if _is_container(item):
-                child: Any = {} if isinstance(item, Mapping) else []
+            if t is dict or t is list or _is_container(item):
+                child: Any = {} if isinstance(item, _AbcMapping) else []
                 if is_object:
                     dst[key] = child
                 else:

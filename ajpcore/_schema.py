@@ -213,7 +213,8 @@ def compile_schema(
         # Of the strict meta-schema's problems, the deepest names the culprit.
         refused = max(_STRICT.iter_errors(schema) if strict else (), key=lambda e: len(e.instance_path), default=None)
         validator = refused or jsonschema_rs.validator_for(
-            schema, formats=checkers, validate_formats=True, ignore_unknown_formats=False, offline=True
+            schema, formats=checkers, validate_formats=True, ignore_unknown_formats=False, offline=True,
+            email_options=jsonschema_rs.EmailOptions(allow_display_text=False),  # RFC 5321 Mailbox only
         )
     except (ValueError, jsonschema_rs.ReferencingError) as exc:
         raise SchemaError(f"cannot compile the schema: {str(exc).splitlines()[0]}") from None

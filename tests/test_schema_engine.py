@@ -388,7 +388,7 @@ def test_formats_can_be_made_annotations_explicitly():
         ("uri-reference", ["/jobs/1/result", "", "../a?b#c", "https://x.example/"],
          ["POST /compensate/{id}", "a b", "%zz", "x:y z"]),
         ("email", ["security@expedia.com", "a.b+c@d-e.example", "x@[127.0.0.1]"],
-         ["", "@x", "x@", "a..b@c", "a b@c.d", "x@-a.com", "x@y@z"]),
+         ["", "@x", "x@", "a..b@c", "a b@c.d", "x@-a.com", "x@y@z", "Ada <ada@example.com>"]),
         ("date-time", ["2026-03-05T10:00:00Z", "2026-03-05t10:00:00.5z", "2024-02-29T00:00:00+14:00",
                        "2016-12-31T23:59:60Z", "2016-12-31T15:59:60-08:00"],
          ["2026-03-05T10:00:00", "2026-03-05 10:00:00Z", "2025-02-29T00:00:00Z", "2026-03-05T24:00:00Z",

@@ -22,9 +22,9 @@ _UNSIGNED = object()
 
 def _manifest_body(manifest: Union[CapabilityManifest, Mapping[str, Any]]) -> Dict[str, Any]:
     if isinstance(manifest, CapabilityManifest):
-        return manifest.to_dict()
+        return manifest._raw  # read only: signing_bytes copies what it drops the signature from
     if isinstance(manifest, Mapping):
-        return CapabilityManifest.from_dict(manifest).to_dict()
+        return CapabilityManifest.from_dict(manifest)._raw
     raise TypeError(f"Expected `CapabilityManifest` or a JSON object, got `{type(manifest).__name__}`")
 
 
