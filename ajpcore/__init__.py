@@ -65,8 +65,8 @@ _errors._install_error_body(_error_body)
 
 from .keys import Ed25519PrivateKey, Ed25519PublicKey, clear_key_cache  # noqa: E402  (needs the core)
 from .signing import sign, signing_bytes, verify  # noqa: E402
+from ._version import __version__  # noqa: E402
 
-__version__ = "0.1.0"
 
 __all__ = [
     "BACKEND",

@@ -1,27 +1,47 @@
 """The one place that picks the core backend: native ``_core_c`` or pure ``_core_py``.
 
 ``AJPCORE_NO_EXTENSIONS`` (1/true/yes/on) forces the pure twin;
-``AJPCORE_REQUIRE_EXTENSIONS`` makes a missing native core an ImportError;
-otherwise the native core is used when it imports.  Decided once, at import.
+``AJPCORE_REQUIRE_EXTENSIONS`` makes a missing native core an ImportError naming
+it and how to build it; otherwise the native core is used when it imports.
+Decided once, at import.  ``PURE_REASON`` says why the pure twin runs (None: native).
 """
 
+from __future__ import annotations
+
+import importlib
 import os
+from typing import TYPE_CHECKING, Optional
+
+__all__ = ["BACKEND", "PURE_REASON", "impl"]
 
 _TRUE = {"1", "true", "yes", "on"}
+_BUILD_HINT = (
+    "Build it with a C compiler and the Python headers installed: `pip install --no-binary ajpcore ajpcore`, "
+    "or `pip install .` in a source checkout (with AJPCORE_REQUIRE_EXTENSIONS=1 set, a failed build stops "
+    "with the compiler's error). Unset AJPCORE_REQUIRE_EXTENSIONS to run on the pure-Python core."
+)
 
 
 def _flag(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in _TRUE
 
 
-if _flag("AJPCORE_NO_EXTENSIONS"):
-    from . import _core_py as impl
-elif _flag("AJPCORE_REQUIRE_EXTENSIONS"):
-    from . import _core_c as impl  # an ImportError here is the point
+PURE_REASON: Optional[str] = None
+if TYPE_CHECKING:
+    from . import _core_c as impl  # the stub: the precise signatures both twins share
+elif _flag("AJPCORE_NO_EXTENSIONS"):
+    impl = importlib.import_module("ajpcore._core_py")
+    PURE_REASON = "AJPCORE_NO_EXTENSIONS is set"
 else:
     try:
-        from . import _core_c as impl
-    except ImportError:  # pragma: no cover - exercised by pure installs
-        from . import _core_py as impl
+        impl = importlib.import_module("ajpcore._core_c")
+    except ImportError as exc:
+        missing = isinstance(exc, ModuleNotFoundError) and exc.name == "ajpcore._core_c"
+        PURE_REASON = "no compiled extension: " + ("ajpcore._core_c is not installed" if missing else str(exc))
+        if _flag("AJPCORE_REQUIRE_EXTENSIONS"):
+            raise ImportError(
+                f"AJPCORE_REQUIRE_EXTENSIONS is set, but ajpcore's native core is not usable ({PURE_REASON}). {_BUILD_HINT}"
+            ) from None
+        impl = importlib.import_module("ajpcore._core_py")
 
-BACKEND = "c" if impl.__name__.endswith("_core_c") else "py"
+BACKEND = "c" if PURE_REASON is None else "py"

@@ -309,10 +309,13 @@ def _check_ajp(class_name: str) -> Callable[[bytes, argparse.Namespace], List[st
         elif cls is ajp.JobOffer:
             envelope.verify(secret=secret, public_key=args.public_key)
             lines.append("signature: valid")
+        elif getattr(args, "sdk_subset", False):
+            view = envelope.verify(secret=secret, public_key=args.public_key, mode="sdk")
+            unsigned = ", ".join(view.unsigned_members) or "none"
+            lines.append(f"signature: valid over the reference SDK's subset only; not signed: {unsigned}")
         else:
-            mode = envelope.verify(secret=secret, public_key=args.public_key)
-            lines.append("signature: valid over the full body" if mode == "full" else
-                         "signature: valid over the reference SDK's subset only (usage and agent details are not signed)")
+            envelope.verify(secret=secret, public_key=args.public_key)
+            lines.append("signature: valid over the full body")
         return lines
 
     return run
@@ -335,6 +338,8 @@ def _add_check_parser(sub) -> None:
     key = p.add_mutually_exclusive_group()
     key.add_argument("--secret-env", metavar="VAR", help="verify an HMAC signature with the secret in $VAR")
     key.add_argument("--public-key", metavar="KEY", help="verify an Ed25519 signature with this public key")
+    p.add_argument("--sdk-subset", action="store_true",
+                   help="result/status: accept a signature over the reference SDK's subset only, listing the unsigned members")
     p.set_defaults(func=cmd_check)
 
 

@@ -18,7 +18,8 @@ from __future__ import annotations
 import base64
 import re
 from hmac import compare_digest
-from typing import Any, Optional
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 from . import _core
 from .errors import (
@@ -31,7 +32,13 @@ from .errors import (
     UnsupportedScheme,
 )
 
+if TYPE_CHECKING:
+    from .keys import Ed25519PrivateKey, Ed25519PublicKey
+
 __all__ = ["SIGN_CHUNK_SIZE", "parse_signature", "signing_bytes", "sign", "verify"]
+
+Secret = Union[str, bytes]
+"""An HMAC secret: bytes, or text signed as its UTF-8 bytes (never empty)."""
 
 SIGN_CHUNK_SIZE = 16384
 """Size of the canonical-JSON chunks streamed into the HMAC (the extra memory of signing)."""
@@ -46,14 +53,21 @@ _MISSING = object()
 _BACKENDS = ("cryptography", "pynacl")
 
 
-def _unsigned(body: Any) -> dict:
-    """``body`` without its top-level ``signature``: the body itself, or a shallow copy."""
-    if not isinstance(body, dict):
+def _unsigned(body: object) -> dict[str, Any]:
+    """``body`` without its top-level ``signature``: the body itself, or a shallow copy.
+
+    Any ``Mapping`` is a JSON object (a ``TypedDict``, a ``MappingProxyType``...): one that is
+    not a dict is copied into one.
+    """
+    if isinstance(body, dict):
+        if "signature" not in body:
+            return body
+        rest = dict(body)
+    elif isinstance(body, Mapping):
+        rest = dict(body)
+    else:
         raise EncodeError(f"A signed body must be a JSON object, got `{type(body).__qualname__}`", "$")
-    if "signature" not in body:
-        return body
-    rest = dict(body)
-    del rest["signature"]
+    rest.pop("signature", None)
     return rest
 
 
@@ -63,7 +77,7 @@ def _one_key(secret: Any, key: Any, key_name: str) -> None:
         raise KeyUsageError(f"Give exactly one of `secret` (HMAC-SHA256) or `{key_name}` (Ed25519), got {given}")
 
 
-def _hmac_tag(value: dict, secret: Any) -> bytes:
+def _hmac_tag(value: dict[str, Any], secret: Any) -> bytes:
     """HMAC-SHA256 of the canonical bytes of ``value``, streamed chunk by chunk into the MAC."""
     if isinstance(secret, (str, bytes, bytearray, memoryview)) and not secret:
         raise KeyFormatError("HMAC secret is empty")
@@ -71,7 +85,7 @@ def _hmac_tag(value: dict, secret: Any) -> bytes:
     return _core.impl.hmac_sha256_canonical(value, secret, chunk_size=SIGN_CHUNK_SIZE)
 
 
-def _private_key(key: Any) -> Any:
+def _private_key(key: object) -> Ed25519PrivateKey:
     from .keys import Ed25519PrivateKey
 
     if isinstance(key, Ed25519PrivateKey):
@@ -81,7 +95,7 @@ def _private_key(key: Any) -> Any:
     raise KeyUsageError(f"`private_key` must be an `Ed25519PrivateKey` or its text form, got `{type(key).__qualname__}`")
 
 
-def _public_key(key: Any) -> Any:
+def _public_key(key: object) -> Ed25519PublicKey:
     from .keys import Ed25519PublicKey
 
     if isinstance(key, Ed25519PublicKey):
@@ -91,16 +105,21 @@ def _public_key(key: Any) -> Any:
     raise KeyUsageError(f"`public_key` must be an `Ed25519PublicKey` or its text form, got `{type(key).__qualname__}`")
 
 
-def signing_bytes(body: dict) -> bytes:
+def signing_bytes(body: Mapping[str, Any]) -> bytes:
     """The bytes a signature covers: RFC 8785 canonical JSON of ``body`` minus its top-level ``signature``.
 
-    ``body`` is not modified.  Raises EncodeError when ``body`` is not a dict or
-    has no canonical JSON form.
+    ``body`` (a dict or any other ``Mapping``) is not modified.  Raises EncodeError
+    when ``body`` is not a mapping or has no canonical JSON form.
     """
     return _core.impl.canonicalize(_unsigned(body))
 
 
-def sign(body: dict, *, secret: Any = None, private_key: Any = None) -> str:
+def sign(
+    body: Mapping[str, Any],
+    *,
+    secret: Optional[Secret] = None,
+    private_key: Union[Ed25519PrivateKey, str, None] = None,
+) -> str:
     """The signature string of ``body`` (its ``signature`` member, if any, is ignored).
 
     With ``secret`` (bytes or str, UTF-8; not empty): ``"sha256:" + 64 lowercase
@@ -111,7 +130,7 @@ def sign(body: dict, *, secret: Any = None, private_key: Any = None) -> str:
 
     Raises KeyUsageError unless exactly one of ``secret``/``private_key`` is
     given or when it has another type, KeyFormatError for an empty secret or a
-    key text that does not parse, EncodeError when ``body`` is not a dict or has
+    key text that does not parse, EncodeError when ``body`` is not a mapping or has
     no canonical JSON form.
     """
     if private_key is None and type(body) is dict and (type(secret) is str or type(secret) is bytes) and secret:
@@ -129,7 +148,7 @@ def sign(body: dict, *, secret: Any = None, private_key: Any = None) -> str:
     return "ed25519:" + base64.b64encode(signature).decode("ascii")
 
 
-def parse_signature(signature: Any) -> tuple:
+def parse_signature(signature: object) -> tuple[str, bytes]:
     """Split a signature string into ``(scheme, raw bytes)``: ``("sha256", 32 bytes)`` or ``("ed25519", 64 bytes)``.
 
     Strict: exactly ``sha256:`` + 64 lowercase hex digits, or ``ed25519:`` + 88
@@ -161,21 +180,36 @@ def parse_signature(signature: Any) -> tuple:
     raise MalformedSignature("A signature is `sha256:<64 hex digits>` or `ed25519:<88 base64 characters>`")
 
 
-def _legacy_form(rest: dict) -> dict:
+def _legacy_form(rest: dict[str, Any]) -> dict[str, Any]:
     """What the pre-0.3 AJP signer serialized: ``JSON.stringify(rest, Object.keys(rest).sort())``.
 
     An array replacer is a property allow-list applied to every object at every
-    depth (ECMA-262 SerializeJSONObject uses it as the key list K), so nested
-    objects keep only members named like a top-level member; arrays keep every
-    element.  Its key order is the sorted list, i.e. UTF-16 code-unit order
-    (Array.prototype.sort without a comparator), which is RFC 8785's order, and
-    for JSON values JSON.stringify writes strings and finite numbers exactly as
-    RFC 8785 does: so the legacy bytes are the canonical JSON of this filtered copy.
-    Built with an explicit stack (never recursion), depth bounded by MAX_DEPTH.
+    depth (ECMA-262 SerializeJSONObject uses it as the key list K and reads each
+    key with [[Get]]), so nested objects keep only members named like a top-level
+    member; arrays keep every element.  Its key order is the sorted list, i.e.
+    UTF-16 code-unit order (Array.prototype.sort without a comparator), which is
+    RFC 8785's order, and for JSON values JSON.stringify writes strings and
+    finite numbers exactly as RFC 8785 does: so the legacy bytes are the
+    canonical JSON of this filtered copy.
+
+    ``__proto__``: JSON.parse and object rest (``{signature, ...rest}``) create
+    it as an own data property, so it can be in K.  [[Get]] then finds it on
+    every nested object without an own ``__proto__`` through the prototype
+    chain: the ``Object.prototype.__proto__`` accessor returns
+    ``Object.prototype``, which is serialized with K in turn; on it every
+    member of K is a function (omitted) except ``__proto__``, whose getter gives
+    ``null``.  So each such object gains ``"__proto__":{"__proto__":null}``
+    (measured against node 20, ``tests/test_signing.py``).  Every other
+    inherited ``Object.prototype`` member is a function, which JSON.stringify
+    omits.
+
+    Built with an explicit stack (never recursion), depth bounded by MAX_DEPTH
+    (EncodeError beyond it, the added ``__proto__`` levels included).
     """
     allowed = frozenset(rest)
-    root: dict = {}
-    stack = [(rest, root, 1)]
+    proto = "__proto__" in allowed
+    root: dict[str, Any] = {}
+    stack: list[tuple[Any, Any, int]] = [(rest, root, 1)]
     limit = _core.impl.MAX_DEPTH
     while stack:
         source, target, depth = stack.pop()
@@ -185,13 +219,17 @@ def _legacy_form(rest: dict) -> dict:
             for k in source:
                 if k in allowed:
                     target[k] = _legacy_child(source[k], stack, depth)
+            if proto and "__proto__" not in source:
+                if depth + 1 > limit:
+                    raise EncodeError(f"Nesting deeper than {limit}", "$")
+                target["__proto__"] = {"__proto__": None}
         else:
             for item in source:
                 target.append(_legacy_child(item, stack, depth))
     return root
 
 
-def _legacy_child(value: Any, stack: list, depth: int) -> Any:
+def _legacy_child(value: Any, stack: list[tuple[Any, Any, int]], depth: int) -> Any:
     if isinstance(value, dict):
         copy: Any = {}
     elif isinstance(value, (list, tuple)):
@@ -202,6 +240,19 @@ def _legacy_child(value: Any, stack: list, depth: int) -> Any:
     return copy
 
 
+def _legacy_bytes(rest: dict[str, Any]) -> Optional[bytes]:
+    """The canonical bytes of ``_legacy_form(rest)``, or None when it nests deeper than canonical JSON allows.
+
+    Only the ``__proto__`` members the legacy form adds can make it deeper than
+    a body that canonicalized: such a signature is then reported as
+    ``BadSignature`` (refused all the same, only the label differs).
+    """
+    try:
+        return _core.impl.canonicalize(_legacy_form(rest))
+    except EncodeError:
+        return None
+
+
 _LEGACY_MESSAGE = (
     "The signature matches only the pre-0.3 AJP signing form (JSON.stringify with a top-level key"
     " allow-list, which leaves nested fields unsigned) and is refused: upgrade your sender to"
@@ -209,7 +260,13 @@ _LEGACY_MESSAGE = (
 )
 
 
-def verify(body: dict, *, secret: Any = None, public_key: Any = None, backend: Optional[str] = None) -> None:
+def verify(
+    body: Mapping[str, Any],
+    *,
+    secret: Optional[Secret] = None,
+    public_key: Union[Ed25519PublicKey, str, None] = None,
+    backend: Optional[str] = None,
+) -> None:
     """Check ``body["signature"]`` against the rest of ``body``; returns None when it is valid.
 
     With ``secret`` (bytes or str, UTF-8; not empty) the signature must be
@@ -225,7 +282,7 @@ def verify(body: dict, *, secret: Any = None, public_key: Any = None, backend: O
     KeyUsageError unless exactly one of ``secret``/``public_key`` is given, for
     a key of another type or an unknown ``backend``; KeyFormatError (WeakKey)
     for an empty secret or a public key text that does not parse (or that the
-    strict policy refuses); EncodeError when ``body`` is not a dict or has no
+    strict policy refuses); EncodeError when ``body`` is not a mapping or has no
     canonical JSON form.
     """
     if public_key is None and backend is None and type(body) is dict and (type(secret) is str or type(secret) is bytes) and secret:
@@ -243,7 +300,7 @@ def verify(body: dict, *, secret: Any = None, public_key: Any = None, backend: O
     _one_key(secret, public_key, "public_key")
     if backend is not None and backend not in _BACKENDS:
         raise KeyUsageError(f"unknown Ed25519 backend `{backend}` (expected `cryptography` or `pynacl`)")
-    if not isinstance(body, dict):
+    if not isinstance(body, Mapping):
         raise EncodeError(f"A signed body must be a JSON object, got `{type(body).__qualname__}`", "$")
     scheme, raw = parse_signature(body.get("signature", _MISSING))
     rest = _unsigned(body)
@@ -253,8 +310,12 @@ def verify(body: dict, *, secret: Any = None, public_key: Any = None, backend: O
         if compare_digest(_hmac_tag(rest, secret), raw):
             return
         # Only after the real check failed: is this a sender still on the pre-0.3 form?
-        if compare_digest(_hmac_tag(_legacy_form(rest), secret), raw):
-            raise LegacySignature(_LEGACY_MESSAGE)
+        legacy = _legacy_bytes(rest)
+        if legacy is not None:
+            mac = _core.impl.HmacSigner(secret)
+            mac.update(legacy)
+            if compare_digest(mac.finalize(), raw):
+                raise LegacySignature(_LEGACY_MESSAGE)
         raise BadSignature("The `sha256` signature does not match the body")
     if scheme != "ed25519":
         raise UnsupportedScheme(f"A `{scheme}` signature needs a shared secret; a public key checks only `ed25519` signatures")
@@ -265,8 +326,11 @@ def verify(body: dict, *, secret: Any = None, public_key: Any = None, backend: O
         return
     except BadSignature as exc:
         failure = exc
+    legacy = _legacy_bytes(rest)
+    if legacy is None:
+        raise failure
     try:
-        key.verify(raw, impl.canonicalize(_legacy_form(rest)), backend=backend)
+        key.verify(raw, legacy, backend=backend)
     except BadSignature:
         raise failure from None
     raise LegacySignature(_LEGACY_MESSAGE)

@@ -2,26 +2,33 @@
 
 ``json_values()`` draws JSON values that have a canonical form (I-JSON); the
 envelope strategies draw valid AJP/IATP messages and near-valid mutations.
-Requires ``hypothesis`` (an optional dependency: ``pip install ajpcore[test]``).
+Requires ``hypothesis``, the ``strategies`` extra (``pip install 'ajpcore[strategies]'``);
+without it the import raises ModuleNotFoundError naming that extra.
 """
 
 from __future__ import annotations
 
 # -- JSON values --
-# hypothesis is a test extra (``pip install ajpcore[test]``), imported here at the top of
-# the first section so every section below can use ``st``; importing this module without
-# hypothesis installed raises ImportError, the rest of ajpcore never imports it.
+# hypothesis is the ``strategies`` extra, imported here at the top of the first section so
+# every section below can use ``st``; the rest of ajpcore never imports it.
 
 import functools as _functools_iatp
 from typing import Any as _Any
 
-from hypothesis import strategies as st
+try:
+    from hypothesis import strategies as st
+except ModuleNotFoundError as _exc:  # pragma: no cover - exercised by tests/test_packaging.py in a subprocess
+    if _exc.name != "hypothesis":
+        raise
+    raise ModuleNotFoundError(
+        "ajpcore.strategies needs hypothesis: pip install 'ajpcore[strategies]'", name="hypothesis"
+    ) from None
 
 from ._core_py import _format_double
 
 _MAX_SAFE_INT = 2**53 - 1
 
-json_strings = st.text(st.characters(exclude_categories=("Cs",)))
+json_strings = st.text(st.characters(exclude_categories=["Cs"]))
 """Any ``str`` without lone surrogates: every Unicode scalar value, ASCII to astral planes."""
 
 json_floats = st.floats(allow_nan=False, allow_infinity=False)
@@ -74,8 +81,8 @@ from typing import Tuple as _AjpTuple
 
 from hypothesis import strategies as _st_ajp
 
-_AJP_TEXT = _st_ajp.text(_st_ajp.characters(exclude_categories=("Cs",)), max_size=24)
-_AJP_NONEMPTY = _st_ajp.text(_st_ajp.characters(exclude_categories=("Cs",)), min_size=1, max_size=24)
+_AJP_TEXT = _st_ajp.text(_st_ajp.characters(exclude_categories=["Cs"]), max_size=24)
+_AJP_NONEMPTY = _st_ajp.text(_st_ajp.characters(exclude_categories=["Cs"]), min_size=1, max_size=24)
 _AJP_NAME = _st_ajp.sampled_from(["x_future", "trace_id", "priority", "é", "a b", "\U0001f680"])
 _AJP_SMALL_JSON = _st_ajp.recursive(
     _st_ajp.one_of(
@@ -100,8 +107,8 @@ def _ajp_timestamp(seconds: int, draw: _AjpAny) -> str:
     instant = datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(seconds=seconds)
     offset = draw(_st_ajp.sampled_from([0, 0, 60, -300, 330, 840]))
     local = instant + timedelta(minutes=offset)
-    frac = draw(_st_ajp.sampled_from(["", ".000", ".5", ".123456", ".123456789"]))
-    zone = draw(_st_ajp.sampled_from(["Z", "z"])) if offset == 0 and draw(_st_ajp.booleans()) else (
+    frac: str = draw(_st_ajp.sampled_from(["", ".000", ".5", ".123456", ".123456789"]))
+    zone: str = draw(_st_ajp.sampled_from(["Z", "z"])) if offset == 0 and draw(_st_ajp.booleans()) else (
         "%s%02d:%02d" % ("+" if offset >= 0 else "-", abs(offset) // 60, abs(offset) % 60)
     )
     return local.strftime("%Y-%m-%dT%H:%M:%S") + frac + zone
@@ -238,7 +245,7 @@ def _ajp_schema_members(node: _AjpAny, path: _AjpTuple[_AjpAny, ...]) -> _AjpLis
     return out
 
 
-_AJP_WRONG = {
+_AJP_WRONG: _AjpDict[str, _AjpList[_AjpAny]] = {
     "string": [1, 1.5, True, None, [], {}],
     "number": ["0.5", False, None, [], {}],
     "integer": [1.5, "1", True, None],
@@ -257,7 +264,7 @@ def _ajp_mutations(base: _AjpAny, schema_name: str) -> _AjpAny:
     def mutate(draw: _AjpAny) -> _AjpDict[str, _AjpAny]:
         from .schemas import load
 
-        doc = draw(base)
+        doc: _AjpDict[str, _AjpAny] = draw(base)
         members = _ajp_schema_members(load(schema_name), ())
         for _ in range(draw(_st_ajp.integers(1, 2))):
             present = []
@@ -515,7 +522,7 @@ def manifest_mutations(draw: _Any) -> _Dict[str, _Any]:
     of range or fractional where an integer is due, an enum value or pattern missed,
     a string too short or too long, an impossible date-time) and sometimes keep it
     valid (an optional member removed, an integral float, an extra member)."""
-    manifest = draw(manifests())
+    manifest: _Dict[str, _Any] = draw(manifests())
     members = _iatp_manifest_members()
     for _ in range(draw(_st_iatp.integers(1, 2))):
         _iatp_mutate(draw, manifest, members)

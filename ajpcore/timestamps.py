@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 import sys
 from datetime import datetime, timedelta, timezone
+from typing import Optional, Tuple
 
 from .errors import TimestampError
 
@@ -55,7 +56,7 @@ def _days_from_civil(y: int, m: int, d: int) -> int:
     return era * 146097 + doe - 719468
 
 
-def _fields(text: object):
+def _fields(text: object) -> Optional[Tuple[int, int, int, int, int, int, int, int]]:
     """Match and range-check; ``None`` when ``text`` is not an RFC 3339 date-time."""
     if type(text) is not str:
         return None

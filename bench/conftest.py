@@ -4,17 +4,9 @@ Run: ``pytest bench --benchmark-only --benchmark-group-by=group`` (CI runs every
 once with ``--benchmark-disable`` so they never rot).
 """
 
-import importlib
-
 import pytest
 
-
-def twin(name: str):
-    """The core twin ``"c"`` or ``"py"`` (fails if the native core is missing: a bench without it is meaningless)."""
-    try:
-        return importlib.import_module(f"ajpcore._core_{name}")
-    except ImportError as exc:  # pragma: no cover
-        pytest.fail(f"native core not importable: {exc}")
+from twins import twin
 
 
 @pytest.fixture(params=["c", "py"], ids=["ajpcore-c", "ajpcore-py"])

@@ -12,9 +12,7 @@ import pytest
 import rfc8785
 
 import data
-from ajpcore import _core_c, _core_py  # a bench without the native twin is meaningless: fail loudly
-
-TWINS = {"c": _core_c, "py": _core_py}
+from twins import twin  # the native twin skips with its reason on a pure install
 
 # On the big fixture every contender gets a fixed number of rounds: the slow ones (about
 # 0.5-1.5 s a round) only 3, so a benchmark run stays short; the fast ones 15.
@@ -27,8 +25,8 @@ def rounds(fixture, contender):
     return 3 if contender in SLOW else 15
 
 CONTENDERS = {
-    "ajpcore-c": lambda: _core_c.canonicalize,
-    "ajpcore-py": lambda: _core_py.canonicalize,
+    "ajpcore-c": lambda: twin("c").canonicalize,
+    "ajpcore-py": lambda: twin("py").canonicalize,
     "rfc8785.dumps": lambda: rfc8785.dumps,
     "orjson.dumps(OPT_SORT_KEYS)": lambda: lambda v: orjson.dumps(v, option=orjson.OPT_SORT_KEYS),
     "json.dumps(sort_keys)": lambda: lambda v: json.dumps(
@@ -70,7 +68,7 @@ class Counter:
 def test_canonicalize_into(benchmark, name):
     benchmark.group = "canonicalize_into:mixed8m"
     benchmark.name = f"ajpcore-{name}"
-    canonicalize_into = TWINS[name].canonicalize_into
+    canonicalize_into = twin(name).canonicalize_into
     value = data.value("mixed8m")
     sink = Counter()
     total = run(benchmark, rounds("mixed8m", benchmark.name), canonicalize_into, value, sink)

@@ -5,7 +5,6 @@ duplicate member names: the cheapest strictness a pure-Python user can add,
 and the yardstick of the pure twin.
 """
 
-import importlib
 import json
 
 import msgspec
@@ -13,11 +12,9 @@ import orjson
 import pytest
 
 import data
+from twins import twin  # the native twin skips with its reason on a pure install
 
 
-def twin(name):
-    # Imported directly: with tests/ on the path, "conftest" may name the tests' conftest.
-    return importlib.import_module(f"ajpcore._core_{name}")
 
 
 def _unique_pairs(pairs):

@@ -22,8 +22,46 @@ settings.register_profile("default", deadline=None, suppress_health_check=[Healt
 settings.register_profile("ci", parent=settings.get_profile("default"), derandomize=True, print_blob=True)
 settings.load_profile("ci" if os.environ.get("CI") else "default")
 
+# AJPCORE_HYPOTHESIS_SIZE: "full" (default) runs every property test at the example count it
+# declares; "quick" runs a fifth of it (at least 10).  CI runs "full" on one Python version and
+# "quick" on the others, so the matrix stays short while every version runs every property.
+HYPOTHESIS_SIZES = {"full": 1.0, "quick": 0.2}
+HYPOTHESIS_SIZE = os.environ.get("AJPCORE_HYPOTHESIS_SIZE", "full").strip().lower() or "full"
+if HYPOTHESIS_SIZE not in HYPOTHESIS_SIZES:
+    raise pytest.UsageError(f"AJPCORE_HYPOTHESIS_SIZE must be one of {sorted(HYPOTHESIS_SIZES)}, got {HYPOTHESIS_SIZE!r}")
+
 _TRUE = {"1", "true", "yes", "on"}
 REQUIRE_NATIVE = os.environ.get("AJPCORE_REQUIRE_EXTENSIONS", "").strip().lower() in _TRUE
+
+
+def pytest_report_header(config):
+    """Say loudly which ajpcore is under test: its version, core and where it was imported from."""
+    import ajpcore
+    from ajpcore.cli import version_text
+
+    lines = [f"{version_text()}; imported from {os.path.dirname(ajpcore.__file__)}"]
+    if ajpcore.BACKEND != "c":
+        lines.append("*** testing the PURE PYTHON core: native-twin tests skip (AJPCORE_REQUIRE_EXTENSIONS=1 fails them) ***")
+    lines.append(f"hypothesis size: {HYPOTHESIS_SIZE} (AJPCORE_HYPOTHESIS_SIZE)")
+    return lines
+
+
+def pytest_collection_modifyitems(config, items):
+    """Scale every property test's declared ``max_examples`` by the AJPCORE_HYPOTHESIS_SIZE factor."""
+    scale = HYPOTHESIS_SIZES[HYPOTHESIS_SIZE]
+    if scale == 1.0:
+        return
+    seen = set()
+    for item in items:
+        test = getattr(getattr(item, "obj", None), "__func__", getattr(item, "obj", None))
+        current = getattr(test, "_hypothesis_internal_use_settings", None)
+        if current is None or id(test) in seen:
+            continue
+        seen.add(id(test))
+        if current.max_examples > 10:
+            test._hypothesis_internal_use_settings = settings(
+                current, max_examples=max(10, round(current.max_examples * scale))
+            )
 
 
 def load_twin(name: str):

@@ -1,6 +1,7 @@
 """Typed AJP envelopes: spec messages, round trips, differential validation against jsonschema,
 unknown members, construction, job ids, JobResult verification modes."""
 
+import base64
 import copy
 import json
 import re
@@ -11,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 
 from ajpcore import BadSignature, DecodeError, LegacySignature, ValidationError, canonicalize, sign
 from ajpcore import ajp, schemas, strategies
+from ajpcore import verify as ajpcore_verify
 from ajpcore.timestamps import is_timestamp
 from vector_files import load_json
 
@@ -323,35 +325,104 @@ def test_new_job_id_shape_and_uniqueness():
 # -- JobResult: full body or the reference SDK's subset --
 
 
-def test_sdk_subset_vector_matches_in_sdk_mode_only(core):
+def test_sdk_subset_vector_verifies_only_when_asked_for(core):
     result = ajp.JobResult.from_dict(VECTORS["result-ed25519-sdk-subset"])
-    assert result.verify(public_key=PUBLIC) == "sdk"
-    assert result.verify(public_key=PUBLIC, mode="sdk") == "sdk"
+    with pytest.raises(BadSignature, match="mode=.sdk."):  # the default checks the whole body
+        result.verify(public_key=PUBLIC)
     with pytest.raises(BadSignature):
         result.verify(public_key=PUBLIC, mode="full")
-    assert canonicalize({k: v for k, v in result.sdk_subset().items() if k != "signature"}).decode() == (
+    view = result.verify(public_key=PUBLIC, mode="sdk")
+    assert isinstance(view, ajp.SignedSubset) and view.mode == "sdk"
+    assert canonicalize({k: v for k, v in view.to_dict().items() if k != "signature"}).decode() == (
         next(v for v in SIGNED["vectors"] if v["id"] == "result-ed25519-sdk-subset")["signed_bytes"]
     )
 
 
-def test_full_body_signature_matches_in_full_mode(core):
+def test_full_body_signature_is_the_default(core):
     result = ajp.JobResult.from_dict(VECTORS["result-ed25519-sdk-subset"]).signed(private_key=PRIVATE)
     assert result.verify(public_key=PUBLIC) == "full"
+    assert result.verify(public_key=PUBLIC, mode="full") == "full"
     with pytest.raises(BadSignature):
         result.verify(public_key=PUBLIC, mode="sdk")
     sdk_signed = result.signed(secret=SECRET, mode="sdk")
-    assert sdk_signed.verify(secret=SECRET) == "sdk"
-
-
-def test_sdk_mode_leaves_usage_unauthenticated_but_not_output(core):
-    result = ajp.JobResult.from_dict(VECTORS["result-ed25519-sdk-subset"])
-    forged_usage = result.to_dict()
-    forged_usage["usage"]["cost_usd"] = 1000
-    assert ajp.JobResult.from_dict(forged_usage).verify(public_key=PUBLIC) == "sdk"
-    forged_output = result.to_dict()
-    forged_output["output"]["papers"][0]["citations"] = 1
+    assert sdk_signed.verify(secret=SECRET, mode="sdk").mode == "sdk"
     with pytest.raises(BadSignature):
-        ajp.JobResult.from_dict(forged_output).verify(public_key=PUBLIC)
+        sdk_signed.verify(secret=SECRET)
+
+
+@pytest.mark.parametrize("mode", ["any", "", None, "FULL"])
+def test_unknown_modes_are_refused(mode):
+    result = ajp.JobResult.from_dict(VECTORS["result-ed25519-sdk-subset"])
+    with pytest.raises(ValueError, match="mode"):
+        result.verify(public_key=PUBLIC, mode=mode)
+
+
+def test_default_mode_refuses_every_member_changed_after_signing(core):
+    # Before 0.2 the default fell back to the SDK subset: each of these verified as "sdk".
+    result = ajp.JobResult.from_dict(VECTORS["result-ed25519-sdk-subset"])
+    for change in (
+        lambda d: d["usage"].update(cost_usd=1000),
+        lambda d: d.update(ajp="9.9"),
+        lambda d: d["agent"].update(version="6.6.6", model={"provider": "x", "model_id": "y"}),
+        lambda d: d.update(x_unknown={"paid": True}),
+    ):
+        forged = result.to_dict()
+        change(forged)
+        forged_result = ajp.JobResult.from_dict(forged)
+        with pytest.raises(BadSignature):
+            forged_result.verify(public_key=PUBLIC)
+        forged_result.verify(public_key=PUBLIC, mode="sdk")  # still the SDK's subset: reported below
+
+
+def test_sdk_mode_reports_unsigned_members_and_to_dict_keeps_them_out(core):
+    doc = copy.deepcopy(VECTORS["result-ed25519-sdk-subset"])
+    doc["agent"]["version"] = "1.2.0"
+    doc["agent"]["a/b~c"] = 1
+    doc["x_unknown"] = {"paid": True}
+    doc["usage"]["cost_usd"] = 1000  # changed after signing
+    view = ajp.JobResult.from_dict(doc).verify(public_key=PUBLIC, mode="sdk")
+    assert view.unsigned_members == ("/ajp", "/usage", "/agent/version", "/agent/a~1b~0c", "/x_unknown")
+    signed_only = view.to_dict()
+    assert set(signed_only) == {"job_id", "status", "output", "constraints_asserted", "completed_at", "agent", "signature"}
+    assert signed_only["agent"] == {"provenance_id": doc["agent"]["provenance_id"]}
+    assert signed_only["output"] == doc["output"] and signed_only["output"] is not doc["output"]
+    ajpcore_verify(signed_only, public_key=PUBLIC)  # exactly what the signature covers, nothing more
+    assert view.to_dict(include_unsigned=True) == doc
+    assert view.received.usage.cost_usd == 1000  # reachable, but only through `received`
+    assert (view.job_id, view.status, view.provenance_id) == (doc["job_id"], doc["status"], doc["agent"]["provenance_id"])
+    assert view.output == doc["output"] and view.constraints_asserted == doc["constraints_asserted"]
+    with pytest.raises(AttributeError):
+        view.usage  # type: ignore[attr-defined]
+    with pytest.raises(AttributeError):
+        view.unsigned_members = ()  # type: ignore[misc]
+
+
+def test_sdk_mode_on_a_status_without_agent(core):
+    status = {"job_id": "job_01J8X2K9M3N4P5Q6R7S8T9U0V1", "status": "running", "progress": 0.5}
+    status["signature"] = sign({"job_id": status["job_id"], "status": "running", "agent": {}}, secret=SECRET)
+    view = ajp.JobStatus.from_dict(status).verify(secret=SECRET, mode="sdk")
+    assert view.unsigned_members == ("/progress",)
+    assert view.provenance_id is None and view.to_dict() == {
+        "job_id": status["job_id"], "status": "running", "agent": {}, "signature": status["signature"]}
+
+
+def test_legacy_result_signature_is_reported_in_the_default_mode(core):
+    from ajpcore import signing
+    from ajpcore.keys import Ed25519PrivateKey
+
+    result = ajp.JobResult.from_dict(VECTORS["result-ed25519-sdk-subset"])
+    subset = {k: v for k, v in result.sdk_subset().items() if k != "signature"}
+    key = Ed25519PrivateKey.from_string(PRIVATE)
+    legacy = "ed25519:" + base64.b64encode(key.sign(canonicalize(signing._legacy_form(subset)))).decode()
+    doc = dict(result.to_dict(), signature=legacy)
+    for mode in ("full", "sdk"):
+        with pytest.raises(LegacySignature):
+            ajp.JobResult.from_dict(doc).verify(public_key=PUBLIC, mode=mode)
+    with pytest.raises(LegacySignature):
+        ajp.JobResult.from_dict(doc).verify(public_key=PUBLIC)
+    hmac_legacy = dict(doc, signature=sign(signing._legacy_form(subset), secret=SECRET))
+    with pytest.raises(LegacySignature):
+        ajp.JobResult.from_dict(hmac_legacy).verify(secret=SECRET)
 
 
 def test_sdk_subset_omits_absent_output():

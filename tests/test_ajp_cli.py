@@ -50,8 +50,8 @@ def test_schema_problems_exit_1_with_paths():
     out = check("offer", doc, "--now", NOW)
     assert out.returncode == 1
     lines = out.stderr.decode().splitlines()
-    assert "Expected `number`, got `str` - at `$.budget.max_usd`" in lines
-    assert "Object missing required field `type` - at `$.task`" in lines
+    assert "ajpcore check: Expected `number`, got `str` - at `$.budget.max_usd`" in lines
+    assert "ajpcore check: Object missing required field `type` - at `$.task`" in lines
 
 
 def test_expired_offer_exits_1():
@@ -67,10 +67,12 @@ def test_bad_and_legacy_signatures_exit_1(vid, key):
     assert (b"LegacySignature" if key == "secret" else b"BadSignature") in out.stderr
 
 
-def test_result_reports_the_signature_mode():
+def test_result_signed_over_the_sdk_subset_needs_the_explicit_flag():
     out = check("result", VECTORS["result-ed25519-sdk-subset"], "--public-key", PUBLIC)
+    assert out.returncode == 1 and b"BadSignature" in out.stderr and b"subset" in out.stderr
+    out = check("result", VECTORS["result-ed25519-sdk-subset"], "--public-key", PUBLIC, "--sdk-subset")
     assert out.returncode == 0, out.stderr
-    assert b"subset" in out.stdout
+    assert b"subset only; not signed: /ajp, /usage" in out.stdout
 
 
 def test_status_checks_its_schema():
@@ -93,3 +95,22 @@ def test_usage_errors_exit_2():
     empty = check("offer", MESSAGES["JobOffer"], "--secret-env", "AJP_SECRET", secret="")
     assert empty.returncode == 2 and b"is empty" in empty.stderr
     assert check("nonsense", {}).returncode == 2
+
+
+def test_acceptance_rule_problems_one_per_line_with_their_paths():
+    doc = json.loads(json.dumps(MESSAGES["JobOffer"]))
+    doc["expires_at"] = "2026-03-08T10:00:00Z"  # three days after issued_at, over the 1-day lifetime
+    out = check("offer", doc, "--now", "2026-03-09T00:00:00Z")
+    assert out.returncode == 1
+    lines = out.stderr.decode().splitlines()
+    assert "ajpcore check: offer has expired - at `$.expires_at`" in lines
+    assert "ajpcore check: offer lifetime exceeds 86400 s - at `$.expires_at`" in lines
+    assert all(line.startswith("ajpcore check: ") and line.endswith("`") for line in lines), lines
+
+
+def test_public_key_file_works_for_check_offer(tmp_path):
+    key_file = tmp_path / "pub.key"
+    key_file.write_bytes(PUBLIC.encode() + b"\r\n")
+    out = check("offer", VECTORS["offer-agent-ed25519-jcs"], "--now", NOW, "--public-key", str(key_file))
+    assert out.returncode == 0, out.stderr
+    assert b"signature: valid" in out.stdout

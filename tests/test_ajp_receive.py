@@ -98,12 +98,61 @@ def test_sdk_mode_lets_unparseable_timestamps_pass_and_strict_does_not():
     doc = copy.deepcopy(MESSAGES["JobOffer"])
     doc["expires_at"] = "next tuesday"
     doc["issued_at"] = "2026-03-05T10:00:00"  # no offset
-    assert ajp.validate_offer(doc, now=NOW).valid
+    check = ajp.validate_offer(doc, now=NOW)
+    assert check.valid and check.warnings == ["expires_at is not an RFC 3339 timestamp; expiry not checked"]
     errors = ajp.validate_offer(doc, now=NOW, strict=True).errors
     assert "invalid timestamp: issued_at (expected RFC 3339 with an explicit offset)" in errors
     assert "invalid timestamp: expires_at (expected RFC 3339 with an explicit offset)" in errors
     # strict mode also reports the schema's view, with paths
     assert "Invalid RFC 3339 date-time - at `$.expires_at`" in errors
+
+
+NOT_RFC3339 = "expires_at is not an RFC 3339 timestamp; expiry not checked"
+READ_AS_JS = "expires_at is not an RFC 3339 timestamp; expiry checked as JavaScript's Date reads it"
+
+
+@pytest.mark.parametrize(
+    "expires_at, errors, warnings",
+    [
+        # the reference SDK (`new Date(expires_at) < new Date()`) calls each of these expired
+        ("2020-01-01", ["offer has expired"], [READ_AS_JS]),
+        ("2020-01-01T00:00Z", ["offer has expired"], [READ_AS_JS]),
+        ("2026-03-05T10:00+0100", ["offer has expired"], [READ_AS_JS]),
+        (1577836800000, ["offer has expired"], [READ_AS_JS]),
+        (True, ["offer has expired"], [READ_AS_JS]),  # new Date(true) is 1 ms after 1970
+        ("2020-01-01T00:00", ["offer has expired"], [READ_AS_JS]),  # local time, but past in every zone
+        # ... and none of these
+        ("2030", [], [READ_AS_JS]),
+        (1893456000000, [], [READ_AS_JS]),
+        ("+275760-09-13T00:00:00.001Z", [], [READ_AS_JS]),  # Invalid Date: never "expired"
+        ("2030-01-01T00:00", [], [READ_AS_JS]),  # local time, future in every zone
+        # what only the server's zone or V8's legacy guesses decide: said, not judged
+        ("2026-03-05T10:00", [], [NOT_RFC3339]),
+        ("Jan 1 2020", [], [NOT_RFC3339]),
+        ("2020/01/01", [], [NOT_RFC3339]),
+        (["2020-01-01"], [], [NOT_RFC3339]),
+        ({"at": 1}, [], [NOT_RFC3339]),
+    ],
+)
+def test_sdk_mode_reads_non_rfc3339_expiry_as_the_sdk_or_warns(expires_at, errors, warnings):
+    doc = copy.deepcopy(MESSAGES["JobOffer"])  # a human sender: no declaration warning
+    doc["expires_at"] = expires_at
+    check = ajp.validate_offer(doc, now=NOW)
+    assert (check.errors, check.warnings) == (errors, warnings)
+    strict = ajp.validate_offer(doc, now=NOW, strict=True)
+    assert "invalid timestamp: expires_at (expected RFC 3339 with an explicit offset)" in strict.errors
+    assert ("offer has expired" in strict.errors) == bool(errors)
+    assert not strict.warnings
+
+
+def test_sdk_mode_expiry_compares_milliseconds_as_the_sdk():
+    doc = copy.deepcopy(MESSAGES["JobOffer"])
+    doc["expires_at"] = "2026-03-05T10:01Z"  # not RFC 3339 (no seconds): read as JavaScript does
+    assert ajp.validate_offer(doc, now="2026-03-05T10:01:00.000999Z").valid  # same millisecond
+    assert ajp.validate_offer(doc, now="2026-03-05T10:01:00.001Z").errors == ["offer has expired"]
+    doc["expires_at"] = 1772704860000.9  # 10:01:00.000 after truncation
+    assert ajp.validate_offer(doc, now="2026-03-05T10:01:00.000999Z").valid
+    assert not ajp.validate_offer(doc, now="2026-03-05T10:01:00.001Z").valid
 
 
 def _window(issued, expires):
@@ -134,6 +183,33 @@ def test_strict_scheme_must_fit_the_sender_type():
     agent_hmac["signature"] = "sha256:" + "0" * 64
     assert ajp.validate_offer(agent_hmac, now=NOW, strict=True).errors == ["signature scheme must be ed25519 for a agent sender"]
     assert ajp.validate_offer(agent_hmac, now=NOW).valid
+
+
+def test_offer_verify_ties_the_scheme_to_the_sender_type(core):
+    # An agent offer naming someone else's provenance_id, signed with a human's shared secret:
+    # the HMAC is valid, but only an Ed25519 key can speak for an agent.
+    agent_hmac = _resigned(VECTORS["offer-agent-ed25519-jcs"], secret=SECRET)
+    offer = ajp.JobOffer.from_dict(agent_hmac)
+    with pytest.raises(InvalidMessage) as info:
+        offer.verify(secret=SECRET)
+    assert info.value.errors == ["signature scheme must be ed25519 for a agent sender"]
+    assert ajp.error_response(info.value)[0] == 400  # as validate_offer(strict=True) and receive_offer answer
+    assert info.value.errors == ajp.validate_offer(offer, now=NOW, strict=True).errors
+    offer.verify(secret=SECRET, any_scheme=True)  # relaxed on request: the HMAC itself is valid
+    orchestrator = copy.deepcopy(agent_hmac)
+    orchestrator["from"]["type"] = "orchestrator"
+    with pytest.raises(InvalidMessage, match="ed25519 for a orchestrator sender"):
+        ajp.JobOffer.from_dict(_resigned(orchestrator, secret=SECRET)).verify(secret=SECRET)
+    human_ed = _resigned(VECTORS["offer-human-hmac-jcs"], private_key=PRIVATE)
+    with pytest.raises(InvalidMessage, match="sha256 for a human sender"):
+        ajp.JobOffer.from_dict(human_ed).verify(public_key=PUBLIC)
+    ajp.JobOffer.from_dict(human_ed).verify(public_key=PUBLIC, any_scheme=True)
+    # the matching schemes verify as before
+    ajp.JobOffer.from_dict(VECTORS["offer-agent-ed25519-jcs"]).verify(public_key=PUBLIC)
+    ajp.JobOffer.from_dict(VECTORS["offer-human-hmac-jcs"]).verify(secret=SECRET)
+    # the scheme rule comes first, as in receive_offer: no signature check runs on a misfit
+    with pytest.raises(InvalidMessage):
+        offer.verify(secret="another-secret")
 
 
 @settings(max_examples=80, deadline=None)
@@ -303,6 +379,87 @@ def test_replay_guard_memory_stays_bounded_when_ids_come_back():
     for i in range(1000):  # the same id, re-offered after each window closed
         guard.admit("k", "job_same", expires_at_us=i * 10 + 5, now_us=i * 10)
     assert len(guard) == 1 and len(guard._heap) <= 6
+
+
+def test_replay_guard_quota_isolates_a_flooding_sender():
+    second = 1_000_000
+    guard = ajp.MemoryReplayGuard(max_entries=100, max_per_identity=10, skew=0)
+    for i in range(10):
+        guard.admit("flood", f"job_flood_{i}", expires_at_us=(500 + i) * second, now_us=0)
+    with pytest.raises(Busy) as info:
+        guard.admit("flood", "job_flood_10", expires_at_us=900 * second, now_us=100 * second)
+    assert info.value.status == 429 and info.value.retry_after == 400  # its first pair is held until 500 s
+    assert ajp.error_response(info.value)[0] == 429
+    with pytest.raises(Busy) as info:  # asked again: the same answer, counted down
+        guard.admit("flood", "job_flood_11", expires_at_us=900 * second, now_us=250 * second)
+    assert info.value.retry_after == 250
+    for i in range(90):  # every other sender is unaffected, up to the table's size
+        guard.admit(f"calm_{i % 9}", f"job_calm_{i}", expires_at_us=900 * second, now_us=300 * second)
+    assert len(guard) == 100
+    with pytest.raises(ReplayedMessage):  # a replay is still a replay, quota or not
+        guard.admit("flood", "job_flood_3", expires_at_us=900 * second, now_us=300 * second)
+    with pytest.raises(Busy):  # the table itself is full of live pairs: refused, never forgotten
+        guard.admit("calm_9", "job_calm_x", expires_at_us=900 * second, now_us=300 * second)
+    guard.admit("flood", "job_flood_10", expires_at_us=900 * second, now_us=500 * second)  # its first pair expired
+    with pytest.raises(Busy):
+        guard.admit("flood", "job_flood_12", expires_at_us=900 * second, now_us=500 * second)
+
+
+def test_replay_guard_quota_end_to_end(core):
+    guard = ajp.MemoryReplayGuard(max_per_identity=1)
+    first = _resigned(VECTORS["offer-human-hmac-jcs"], secret=SECRET)
+    ajp.receive_offer(_bytes(first), now=NOW, secret=SECRET, replay_guard=guard)
+    second = copy.deepcopy(first)
+    second["job_id"] = "job_second_offer_1"
+    second = _resigned(second, secret=SECRET)
+    exc, status, body = _refusal(_bytes(second), secret=SECRET, replay_guard=guard)
+    assert isinstance(exc, Busy) and status == 429 and body.retry_after == 60 + 300  # expires 10:02, skew 300 s
+    other = _resigned(second, secret="second-secret")
+    ajp.receive_offer(_bytes(other), now=NOW, secret="second-secret", replay_guard=guard)  # unaffected
+
+
+def test_replay_guard_bounds_what_it_stores():
+    guard = ajp.MemoryReplayGuard()
+    guard.admit("k", "j" * ajp.MAX_JOB_ID_LENGTH, expires_at_us=10, now_us=0)
+    with pytest.raises(InvalidMessage, match="256") as info:
+        guard.admit("k", "j" * (ajp.MAX_JOB_ID_LENGTH + 1), expires_at_us=10, now_us=0)
+    assert info.value.status == 400
+    with pytest.raises(InvalidMessage):
+        guard.admit("k", "x" * 1_000_000, expires_at_us=10, now_us=0)
+    with pytest.raises(ValueError, match="identity"):
+        guard.admit("k" * 257, "job_ok", expires_at_us=10, now_us=0)
+    with pytest.raises(TypeError):
+        guard.admit("k", 5, expires_at_us=10, now_us=0)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        guard.admit(b"k", "job_ok", expires_at_us=10, now_us=0)  # type: ignore[arg-type]
+    assert len(guard) == 1
+    for bad in (0, -1, 1.5, True, None):
+        with pytest.raises(ValueError, match="max_per_identity"):
+            ajp.MemoryReplayGuard(max_per_identity=bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("length, ok", [(256, True), (257, False)])
+def test_job_id_length_is_bounded_by_the_schemas(length, ok):
+    job_id = "job_" + "x" * (length - 4)
+    offer = copy.deepcopy(MESSAGES["JobOffer"])
+    offer["job_id"] = job_id
+    result = dict(VECTORS["result-ed25519-sdk-subset"], job_id=job_id)
+    status = {"job_id": job_id, "status": "running"}
+    for cls, doc in ((ajp.JobOffer, offer), (ajp.JobResult, result), (ajp.JobStatus, status),
+                     (ajp.Accepted, {"job_id": job_id, "status": "accepted"})):
+        if ok:
+            cls.from_dict(doc)
+        else:
+            with pytest.raises(ValidationError) as info:
+                cls.from_dict(doc)
+            assert [p for p, _ in info.value.errors] == ["$.job_id"]
+    offer["job_id"] = "job_01J8X2K9M3N4P5Q6R7S8T9U0V1"
+    offer["parent_job_id"] = job_id
+    if ok:
+        ajp.JobOffer.from_dict(offer)
+    else:
+        with pytest.raises(ValidationError, match="parent_job_id"):
+            ajp.JobOffer.from_dict(offer)
 
 
 def test_replay_identity_uses_keys_not_claims():

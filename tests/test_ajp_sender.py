@@ -327,7 +327,8 @@ def test_new_result_full_and_sdk(core, backend):
     assert full.verify(public_key=KEY.public_key, mode="full", backend=backend) == "full"
     sdk = ajp.new_result(job_id="job_example1", status="completed", output={"papers": []}, agent=PID, now=NOW,
                          private_key=KEY, constraints_asserted=["no:pii"], mode="sdk")
-    assert sdk.verify(public_key=KEY.public_key, mode="sdk", backend=backend) == "sdk"
+    view = sdk.verify(public_key=KEY.public_key, mode="sdk", backend=backend)
+    assert view.mode == "sdk" and "/usage" in view.unsigned_members and "usage" not in view.to_dict()
     with pytest.raises(BadSignature):
         sdk.verify(public_key=KEY.public_key, mode="full", backend=backend)
     tampered = ajp.JobResult.from_dict(dict(full.to_dict(), usage={"llm_tokens": 1, "duration_seconds": 0, "cost_usd": 0}))

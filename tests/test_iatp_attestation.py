@@ -95,6 +95,37 @@ def test_freshness_boundaries():
         verify_attestation(doc, REFERENCE_KEY_TEXT, now="tomorrow")
 
 
+def test_redated_expired_attestation_is_refused():
+    # Signed in 2020 for a day; `expires_at` (not covered by the signature) moved to 9999 afterwards.
+    doc = attestation(timestamp="2020-01-01T00:00:00Z", expires_at="2020-01-02T00:00:00Z")
+    doc["expires_at"] = "9999-12-31T23:59:59Z"
+    with pytest.raises(TrustRefused, match="max_age") as info:
+        verify_attestation(doc, REFERENCE_KEY_TEXT, now=NOW)
+    assert info.value.status == 403
+    verify_attestation(doc, REFERENCE_KEY_TEXT, now="2020-01-01T23:59:59.999Z")  # inside the signed window
+
+
+def test_validity_window_comes_from_the_signed_timestamp():
+    doc = attestation(expires_at="2027-01-01T00:00:00Z")  # a year: longer than max_age allows
+    verify_attestation(doc, REFERENCE_KEY_TEXT, now="2026-01-26T09:59:59.999999Z")  # timestamp + 86400 s, excluded
+    with pytest.raises(TrustRefused, match="max_age"):
+        verify_attestation(doc, REFERENCE_KEY_TEXT, now="2026-01-26T10:00:00Z")
+    verify_attestation(doc, REFERENCE_KEY_TEXT, now="2026-01-26T10:00:00Z", max_age=2 * 86_400)
+    with pytest.raises(TrustRefused, match="max_age"):
+        verify_attestation(doc, REFERENCE_KEY_TEXT, now="2026-01-25T10:00:01Z", max_age=0.5)
+    # `expires_at` can only shorten the window
+    short = attestation(expires_at="2026-01-25T11:00:00Z")
+    with pytest.raises(TrustRefused, match="expires_at"):
+        verify_attestation(short, REFERENCE_KEY_TEXT, now=NOW)
+    verify_attestation(short, REFERENCE_KEY_TEXT, now="2026-01-25T10:59:59Z")
+
+
+@pytest.mark.parametrize("max_age", [0, -1, float("nan"), float("inf"), True, "86400", None])
+def test_max_age_must_be_a_positive_number(max_age):
+    with pytest.raises(ValueError, match="max_age"):
+        verify_attestation(attestation(), REFERENCE_KEY_TEXT, now=NOW, max_age=max_age)
+
+
 def test_expected_hashes():
     with pytest.raises(TrustRefused, match="codebase_hash"):
         verify_attestation(attestation(), REFERENCE_KEY_TEXT, now=NOW, expected_codebase_hash="sha256:" + "ff" * 32)

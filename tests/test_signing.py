@@ -347,6 +347,93 @@ def test_legacy_form_is_iterative(core):
         signing._legacy_form(too_deep)
 
 
+# `__proto__` in the allow-list: JSON.parse and `{signature, ...rest}` make it an own member of
+# `rest`, so it is in K; [[Get]] on a nested object without an own `__proto__` reaches the
+# Object.prototype accessor, which yields Object.prototype, serialized with K: there every key is
+# a function (omitted) except `__proto__`, which yields null.  Worked out from ECMA-262
+# SerializeJSONObject and OrdinaryGet, and checked against node below.
+PROTO_BODY = {
+    "__proto__": {"a": 1, "__proto__": [{"b": 2}]},
+    "b": {"c": 2, "constructor": 1, "b": {}},
+    "constructor": [{}, 3],
+}
+PROTO_TEXT = (
+    '{"__proto__":{"__proto__":[{"__proto__":{"__proto__":null},"b":2}]},'
+    '"b":{"__proto__":{"__proto__":null},"b":{"__proto__":{"__proto__":null}},"constructor":1},'
+    '"constructor":[{"__proto__":{"__proto__":null}},3]}'
+)
+
+
+def test_legacy_form_with_top_level_proto_member(core):
+    assert core.canonicalize(signing._legacy_form(PROTO_BODY)) == PROTO_TEXT.encode()
+
+
+def test_legacy_signature_over_top_level_proto_member_is_labelled_legacy(core):
+    tag = "sha256:" + hmac.digest(SECRET.encode(), PROTO_TEXT.encode(), "sha256").hex()
+    with pytest.raises(LegacySignature):
+        verify(dict(PROTO_BODY, signature=tag), secret=SECRET)
+    from ajpcore.keys import Ed25519PrivateKey
+
+    key = Ed25519PrivateKey.from_seed(bytes(range(32)))
+    ed = "ed25519:" + base64.b64encode(key.sign(PROTO_TEXT.encode())).decode()
+    with pytest.raises(LegacySignature):
+        verify(dict(PROTO_BODY, signature=ed), public_key=key.public_key)
+    # A nested `__proto__` alone is an ordinary member: K does not contain it.
+    nested = {"a": {"__proto__": 1, "a": 2}}
+    assert core.canonicalize(signing._legacy_form(nested)) == b'{"a":{"a":2}}'
+
+
+def test_legacy_form_too_deep_only_through_proto_is_bad_signature(core):
+    # The added `{"__proto__":null}` level pushes the legacy form past the depth limit
+    # while the body itself canonicalizes: refused as BadSignature, never EncodeError.
+    deep: dict = {}
+    node = deep
+    for _ in range(core.MAX_DEPTH - 1):  # MAX_DEPTH objects: the deepest canonical JSON allows
+        node["__proto__"] = {}
+        node = node["__proto__"]
+    core.canonicalize(deep)
+    with pytest.raises(EncodeError, match="Nesting deeper"):
+        signing._legacy_form(deep)
+    with pytest.raises(BadSignature):
+        verify(dict(deep, signature="sha256:" + "0" * 64), secret=SECRET)
+
+
+NODE_LEGACY = r"""
+const bodies = JSON.parse(require("fs").readFileSync(0, "utf8"));
+const out = bodies.map((text) => {
+  const { signature, ...rest } = JSON.parse(text);
+  return JSON.stringify(rest, Object.keys(rest).sort());
+});
+process.stdout.write(JSON.stringify(out));
+"""
+
+NODE_BODIES = [
+    PROTO_BODY,
+    LEGACY_BODY,
+    {"__proto__": None, "x": {}, "signature": "s"},
+    {"__proto__": "p", "10": {"9": 1, "10": {"10": 2}}, "9": [{"9": {}}]},
+    {"__proto__": {"__proto__": {"__proto__": {}}}, "toString": {"toString": {}, "valueOf": 1}},
+    {"\U0001f680": {"\uff61": 1, "\U0001f680": {"__proto__": 5}}, "\uff61": [1e21, 5.0, 1e-7, -0.0, 0.1]},
+    {"__proto__": [[{}], {"hasOwnProperty": {"__proto__": {}}}], "hasOwnProperty": "h", "length": {"length": 3}},
+]
+
+
+@pytest.mark.parametrize("index", range(len(NODE_BODIES)))
+def test_legacy_form_agrees_with_node(core, index):
+    import shutil
+    import subprocess
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed: the JavaScript cross-check of the legacy form needs it")
+    body = NODE_BODIES[index]
+    text = orjson.dumps(body).decode()  # orjson keeps `__proto__` as an ordinary member name
+    run = subprocess.run([node, "-e", NODE_LEGACY], input=orjson.dumps([text]), capture_output=True, check=True)
+    expected = orjson.loads(run.stdout)[0].encode()
+    rest = {k: v for k, v in core.decode(text).items() if k != "signature"}
+    assert core.canonicalize(signing._legacy_form(rest)) == expected
+
+
 # -- memory: the MAC rides along the stream -------------------------------------------
 
 

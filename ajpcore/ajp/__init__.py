@@ -55,6 +55,7 @@ from ._messages import (
     _RESULT_SCHEMA,
     _STATUS_DOC,
     _STATUS_SCHEMA,
+    _SCHEME_FOR,
     _ResultLike,
     _VERIFY_MODES,
     new_job_id,
@@ -62,7 +63,8 @@ from ._messages import (
 from ._model import _EMPTY, _MISSING, _Envelope, _part_schema, _schema
 from ._build import DEFAULT_BUDGET, new_offer, new_result
 from ._receive import receive_offer
-from ._replay import MemoryReplayGuard, ReplayGuard, replay_identity
+from ._subset import SignedSubset
+from ._replay import MAX_JOB_ID_LENGTH, MemoryReplayGuard, ReplayGuard, replay_identity
 from ._sender import DELEGATION_CAPABILITY, SenderIdentity, verify_sender
 from ._rules import (
     DEFAULT_MAX_LIFETIME_SECONDS,
@@ -70,7 +72,6 @@ from ._rules import (
     FROM_TYPES,
     OfferCheck,
     _EPOCH,
-    _SCHEME_FOR,
     _js_truthy,
     _member,
     _now_micros,
@@ -105,6 +106,8 @@ __all__ = [
     "replay_identity",
     "ReplayGuard",
     "MemoryReplayGuard",
+    "MAX_JOB_ID_LENGTH",
+    "SignedSubset",
     "error_response",
     "DEFAULT_SKEW_SECONDS",
     "DEFAULT_MAX_LIFETIME_SECONDS",

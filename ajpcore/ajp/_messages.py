@@ -7,13 +7,17 @@ from __future__ import annotations
 
 import secrets
 import time
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Dict, List, Literal, Optional, Union, overload
 
 from .._schema import compile_schema
-from ..errors import LegacySignature, SignatureError
-from ..signing import sign, verify
+from ..errors import BadSignature, InvalidMessage, LegacySignature, SignatureError
+from ..signing import parse_signature, sign, verify
 from .._envelope import Envelope, member
 from ._model import _part_schema, _schema
+from ._subset import SignedSubset
+
+_SCHEME_FOR = {"human": "sha256:", "agent": "ed25519:", "orchestrator": "ed25519:"}
+"""The signature scheme each ``from.type`` signs with (AJP 0.3: humans share a secret, agents hold keys)."""
 
 JOB_STATUSES = ("accepted", "running", "completed", "failed", "rejected", "expired")
 
@@ -102,13 +106,31 @@ class JobOffer(Envelope):
     expires_at: str
     signature: Optional[str] = None
 
-    def verify(self, *, secret: Any = None, public_key: Any = None, backend: Optional[str] = None) -> None:
+    def verify(
+        self, *, secret: Any = None, public_key: Any = None, backend: Optional[str] = None, any_scheme: bool = False
+    ) -> None:
         """Check ``signature`` over the received body (see ``ajpcore.signing.verify``).
 
-        Returns None when valid; raises ``BadSignature``, ``MalformedSignature``,
-        ``UnsupportedScheme``, ``LegacySignature`` (all HTTP 401) or a key error.
+        The scheme must fit the sender type ``from.type``: ``sha256:`` (a shared
+        secret) for ``human``, ``ed25519:`` for ``agent`` and ``orchestrator``, so a
+        shared secret cannot speak for an agent's ``provenance_id``.  A misfit
+        raises ``InvalidMessage`` (HTTP 400, the message ``validate_offer(strict=True)``
+        and ``receive_offer`` give) before any signature check; ``any_scheme=True``
+        accepts either scheme from any sender type.
+
+        Returns None when valid; raises ``InvalidMessage`` (400), ``BadSignature``,
+        ``MalformedSignature``, ``UnsupportedScheme``, ``LegacySignature`` (all
+        HTTP 401) or a key error.
         """
-        verify(self._raw, secret=secret, public_key=public_key, backend=backend)
+        raw = self._raw
+        if not any_scheme:
+            signature = raw.get("signature")
+            sender_type = raw["from"]["type"]
+            expected = _SCHEME_FOR[sender_type]
+            if type(signature) is str and not signature.startswith(expected):
+                parse_signature(signature)  # MalformedSignature / UnsupportedScheme (401) as `verify` raises them
+                raise InvalidMessage([f"signature scheme must be {expected[:-1]} for a {sender_type} sender"])
+        verify(raw, secret=secret, public_key=public_key, backend=backend)
 
     def signed(self, *, secret: Any = None, private_key: Any = None) -> "JobOffer":
         """A copy of this offer carrying the signature of its body (unknown members included)."""
@@ -162,37 +184,59 @@ class _ResultLike(Envelope):
             subset["signature"] = body["signature"]
         return subset
 
+    @overload
     def verify(
-        self, *, secret: Any = None, public_key: Any = None, mode: str = "any", backend: Optional[str] = None
-    ) -> str:
-        """Check ``signature`` and return the mode that matched: ``"full"`` or ``"sdk"``.
+        self, *, secret: Any = None, public_key: Any = None, mode: Literal["full"] = "full", backend: Optional[str] = None
+    ) -> Literal["full"]: ...
 
-        ``mode="full"``: the whole body as received (the specification).
-        ``mode="sdk"``: only ``sdk_subset()`` (what the reference SDK 0.3 signs:
-        ``output``, ``constraints_asserted``, the job and agent ids, but not
-        ``usage`` or ``agent.model``: those are unauthenticated then).
-        ``mode="any"``: full first, then sdk.  Raises the full-body check's
-        ``SignatureError`` when nothing matches.
+    @overload
+    def verify(
+        self, *, secret: Any = None, public_key: Any = None, mode: Literal["sdk"], backend: Optional[str] = None
+    ) -> "SignedSubset": ...
+
+    def verify(
+        self, *, secret: Any = None, public_key: Any = None, mode: str = "full", backend: Optional[str] = None
+    ) -> Union[str, "SignedSubset"]:
+        """Check ``signature``: over the whole body (``mode="full"``, the default) or the SDK's subset (``"sdk"``).
+
+        ``mode="full"`` (the specification): every member as received is
+        covered; returns ``"full"``.  When it fails, the refusal says whether the
+        signature covers only the reference SDK's subset (``BadSignature``
+        naming ``mode="sdk"``) or is a pre-0.3 signature of the body or of the
+        subset (``LegacySignature``).
+
+        ``mode="sdk"`` (explicit opt-in): only ``sdk_subset()``, what the
+        reference SDK 0.3 signs.  Returns a ``SignedSubset``: its ``to_dict()``
+        holds only the signed members, ``unsigned_members`` names every other
+        received member (``usage``, ``ajp``, ``agent.version``, ``agent.model``,
+        unknown members...) as a JSON Pointer.
+
+        Raises ``BadSignature``, ``MalformedSignature``, ``UnsupportedScheme``,
+        ``LegacySignature`` (all HTTP 401) or a key error; ``ValueError`` for
+        another ``mode`` (``"any"``, the silent fallback of 0.1, is gone).
         """
-
-        if mode not in ("any",) + _VERIFY_MODES:
-            raise ValueError(f"mode must be `any`, `full` or `sdk`, got {mode!r}")
-        body = self._raw
-        if mode == "sdk":
-            verify(self.sdk_subset(), secret=secret, public_key=public_key, backend=backend)
-            return "sdk"
-        try:
-            verify(body, secret=secret, public_key=public_key, backend=backend)
-            return "full"
-        except SignatureError as exc:
-            if mode == "full" or isinstance(exc, LegacySignature):
+        if mode == "full":
+            try:
+                verify(self._raw, secret=secret, public_key=public_key, backend=backend)
+            except BadSignature as exc:
+                failure = exc
+            else:
+                return "full"
+            try:  # only to explain the refusal: which form does the signature match?
+                verify(self.sdk_subset(), secret=secret, public_key=public_key, backend=backend)
+            except LegacySignature:
                 raise
-            failure = exc
-        try:
-            verify(self.sdk_subset(), secret=secret, public_key=public_key, backend=backend)
-        except SignatureError:
-            raise failure from None
-        return "sdk"
+            except SignatureError:
+                raise failure from None
+            raise BadSignature(
+                "The signature covers only the reference SDK's subset of the result, not the whole body:"
+                ' verify(mode="sdk") accepts it and reports the unsigned members'
+            ) from None
+        if mode == "sdk":
+            subset = self.sdk_subset()
+            verify(subset, secret=secret, public_key=public_key, backend=backend)
+            return SignedSubset(self, self._raw, subset)
+        raise ValueError(f"mode must be `full` or `sdk`, got {mode!r}")
 
 
 class JobStatus(_ResultLike):

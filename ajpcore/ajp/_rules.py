@@ -5,11 +5,16 @@
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Any, List, Mapping, Optional, Sequence, Union
+from typing import Any, List, Mapping, Optional, Sequence, Tuple, Union
 
+from .._js_date import DAY_MS as JS_DAY_MS
+from .._js_date import EXACT as JS_EXACT
+from .._js_date import INVALID as JS_INVALID
+from .._js_date import LOCAL as JS_LOCAL
+from .._js_date import read_date
 from ..errors import InvalidMessage, TimestampError
 from ..timestamps import timestamp_micros
-from ._messages import _OFFER_SCHEMA, JobOffer
+from ._messages import _OFFER_SCHEMA, _SCHEME_FOR, JobOffer
 from ._model import _MISSING
 
 DEFAULT_SKEW_SECONDS = 300
@@ -85,7 +90,6 @@ def _now_micros(now: Any) -> int:
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-_SCHEME_FOR = {"human": "sha256:", "agent": "ed25519:", "orchestrator": "ed25519:"}
 _DECLARATION_WARNING = (
     "from.declaration_url missing: the agent's identity cannot be checked against its Provenance declaration"
 )
@@ -168,8 +172,16 @@ def validate_offer(
             errors.append("from.provenance_id required when type is agent/orchestrator")
     expires_at = _member(body, "expires_at")
     expires_us = _micros_or_none(expires_at)
-    if _js_truthy(expires_at) and expires_us is not None and expires_us < now_us:
-        errors.append("offer has expired")
+    if _js_truthy(expires_at):
+        if expires_us is not None:
+            if expires_us < now_us:
+                errors.append("offer has expired")
+        else:
+            expired, note = _sdk_expiry(expires_at, now_us)
+            if expired:
+                errors.append("offer has expired")
+            if not strict:  # strict mode refuses the timestamp itself
+                warnings.append(note)
     if sender_type == "agent" and not _js_truthy(_member(sender, "declaration_url")):
         warnings.append(_DECLARATION_WARNING)
     if strict:
@@ -224,6 +236,32 @@ def _check_typed_offer(raw: dict, now_us: int, strict: bool, skew: float, max_li
 
 
 _new_check = object.__new__
+
+
+_EXPIRY_AS_JS = "expires_at is not an RFC 3339 timestamp; expiry checked as JavaScript's Date reads it"
+_EXPIRY_NOT_CHECKED = "expires_at is not an RFC 3339 timestamp; expiry not checked"
+
+
+def _sdk_expiry(expires_at: Any, now_us: int) -> Tuple[bool, str]:
+    """The reference SDK's ``new Date(expires_at) < new Date()`` for a non-RFC 3339 ``expires_at``.
+
+    ``(expired, warning)``: decided exactly where the value alone fixes the time
+    (``_js_date``); a date-time without an offset (the SDK server's local time)
+    only when every offset within a day gives the same verdict; otherwise not
+    expired, with a warning saying the expiry was not checked.
+    """
+    kind, ms = read_date(expires_at)
+    now_ms = now_us // 1000  # `new Date()` counts whole milliseconds
+    if kind == JS_INVALID:
+        return False, _EXPIRY_AS_JS  # Invalid Date < now is false
+    if ms is not None and kind == JS_EXACT:
+        return ms < now_ms, _EXPIRY_AS_JS
+    if ms is not None and kind == JS_LOCAL:
+        if ms + JS_DAY_MS < now_ms:
+            return True, _EXPIRY_AS_JS
+        if ms - JS_DAY_MS >= now_ms:
+            return False, _EXPIRY_AS_JS
+    return False, _EXPIRY_NOT_CHECKED
 
 
 def _micros_or_none(value: Any) -> Optional[int]:

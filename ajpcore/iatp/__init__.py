@@ -27,7 +27,7 @@ from __future__ import annotations
 # Private names of the former single module stay importable from here (the
 # package split moved them, callers outside it may still reach for them).
 # ruff: noqa: F401
-from ._attestation import _ATTESTED_HASH, Attestation, attestation_signing_bytes, verify_attestation
+from ._attestation import _ATTESTED_HASH, ATTESTATION_MAX_AGE_SECONDS, Attestation, attestation_signing_bytes, verify_attestation
 from ._compensation import (
     AuditEvent,
     ChainEntry,
@@ -93,6 +93,7 @@ __all__ = [
     "Attestation",
     "attestation_signing_bytes",
     "verify_attestation",
+    "ATTESTATION_MAX_AGE_SECONDS",
     "TrustScore",
     "trust_score",
     "ALLOW_THRESHOLD",

@@ -57,11 +57,16 @@ def attestation_signing_bytes(attestation: Attestation) -> bytes:
     return text.encode("utf-8")
 
 
+ATTESTATION_MAX_AGE_SECONDS = 86_400
+"""Default ``max_age`` of ``verify_attestation``: the one-day lifetime of IATP-001 section 5.2's example."""
+
+
 def verify_attestation(
     attestation: Union[Attestation, Mapping[str, Any]],
     public_key: Any,
     *,
     now: Union[str, _dt.datetime],
+    max_age: float = ATTESTATION_MAX_AGE_SECONDS,
     expected_codebase_hash: Optional[str] = None,
     expected_config_hash: Optional[str] = None,
     backend: Optional[str] = None,
@@ -71,14 +76,28 @@ def verify_attestation(
     ``public_key`` is the control plane's key: an ``Ed25519PublicKey``, the
     reference's form (standard base64 of the 32 raw bytes) or any text form
     ``Ed25519PublicKey.from_string`` reads.  The signature is the standard,
-    padded, canonical base64 of 64 bytes over ``attestation_signing_bytes``.
+    padded, canonical base64 of 64 bytes over ``attestation_signing_bytes``,
+    which covers ``agent_id``, ``codebase_hash``, ``config_hash`` and
+    ``timestamp`` only.
+
+    Freshness therefore comes from the signed ``timestamp``: the attestation is
+    valid from ``timestamp`` (included) for ``max_age`` seconds (excluded;
+    default 86,400, a positive finite number).  ``expires_at`` is NOT covered by
+    the signature (anyone can rewrite it), so it can only shorten that window,
+    never extend it.
+
     Returns ``None`` when valid.  Raises ``MalformedSignature`` /
     ``BadSignature`` (401) for the signature, ``TrustRefused`` (403) when
-    ``now`` is before ``timestamp`` or at or after ``expires_at``, or a hash
-    differs from the one expected; ``KeyFormatError`` for an unusable
-    ``public_key``; ``ValidationError`` for an invalid dict or time.
+    ``now`` is before ``timestamp``, at or after ``timestamp + max_age`` or at
+    or after ``expires_at``, or a hash differs from the one expected;
+    ``KeyFormatError`` for an unusable ``public_key``; ``ValidationError`` for
+    an invalid dict or time; ``ValueError`` for a ``max_age`` that is not a
+    positive finite number.
     """
     from ..keys import Ed25519PublicKey, _strict_b64decode
+
+    if isinstance(max_age, bool) or not isinstance(max_age, (int, float)) or not 0 < max_age < float("inf"):
+        raise ValueError(f"`max_age` must be a positive finite number of seconds, got {max_age!r}")
 
     typed = attestation if isinstance(attestation, Attestation) else Attestation.from_dict(attestation)
     key = public_key
@@ -98,8 +117,11 @@ def verify_attestation(
     expires = _parse_time(typed.expires_at, "expires_at")
     if current < issued:
         raise TrustRefused("The attestation is not valid yet (`timestamp` is after `now`)")
+    age = current - issued
+    if (age.days * 86_400 + age.seconds) * 1_000_000 + age.microseconds >= max_age * 1_000_000:
+        raise TrustRefused(f"The attestation has expired: its signed `timestamp` is `max_age` ({max_age!r} s) or more before `now`")
     if current >= expires:
-        raise TrustRefused("The attestation has expired")
+        raise TrustRefused("The attestation has expired (`expires_at`, which its signature does not cover, is not after `now`)")
     for name, expected in (("codebase_hash", expected_codebase_hash), ("config_hash", expected_config_hash)):
         if expected is not None and not hmac.compare_digest(getattr(typed, name).encode("utf-8"), expected.encode("utf-8")):
             raise TrustRefused(f"`{name}` is not the expected one: the agent does not run the attested code")

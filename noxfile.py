@@ -1,0 +1,127 @@
+"""CI jobs (``bash .ci/run`` runs each one; ``nox -l`` lists them, ``nox -s NAME`` runs one).
+
+- ``tests-3.X`` for every ``Programming Language :: Python :: 3.X`` classifier in
+  pyproject.toml: a fresh venv, the README's test command verbatim, native core
+  required (``AJPCORE_REQUIRE_EXTENSIONS=1``).  Property tests run at full size on
+  ``FULL_SIZE_PYTHON`` and at a fifth elsewhere (``AJPCORE_HYPOTHESIS_SIZE``).
+  A declared version missing from the machine fails, never skips.
+- ``pure``: the same command on a pure install (``AJPCORE_NO_EXTENSIONS=1``), benches once.
+- ``mypy``: ``mypy --strict -p ajpcore``.
+- ``package``: ``python -m build``; the wheel, and the sdist built without a compiler,
+  each installed in a fresh venv outside the clone, run ``ajpcore --version`` and the demo.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+import tempfile
+import tomllib
+from pathlib import Path
+
+import nox
+
+ROOT = Path(__file__).resolve().parent
+nox.options.error_on_missing_interpreters = True
+nox.options.default_venv_backend = "venv"
+
+PYTHONS = [
+    c.rsplit(" :: ", 1)[1]
+    for c in tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]["classifiers"]
+    if re.fullmatch(r"Programming Language :: Python :: 3\.\d+", c)
+]
+FULL_SIZE_PYTHON = "3.11"
+"""The version whose job runs every property test at its declared example count."""
+TOOLS_PYTHON = "3.11"
+"""The version of the single jobs (pure, mypy, package)."""
+
+QUIET_PIP = {"PIP_QUIET": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+
+
+def readme_test_command() -> str:
+    """The README's test command, verbatim: its first line that starts with ``pip install '.[test]'``."""
+    for line in (ROOT / "README.md").read_text("utf-8").splitlines():
+        if line.startswith("pip install '.[test]'"):
+            return line.strip()
+    raise RuntimeError("README.md has no line starting with: pip install '.[test]'")
+
+
+SWITCHES = ("AJPCORE_NO_EXTENSIONS", "AJPCORE_REQUIRE_EXTENSIONS", "AJPCORE_HYPOTHESIS_SIZE")
+
+
+def _clean_env(session: nox.Session, **env: str) -> None:
+    """This job's switches on top of the caller's environment, which must hold none of ``SWITCHES``."""
+    stray = [n for n in SWITCHES if n in os.environ]
+    if stray:
+        session.error(f"unset {', '.join(stray)} first: each job sets its own")
+    session.env.update(QUIET_PIP)
+    session.env.update(env)
+
+
+@nox.session(python=PYTHONS)
+def tests(session: nox.Session) -> None:
+    """The README's test command on one Python, native core required."""
+    size = "full" if session.python == FULL_SIZE_PYTHON else "quick"
+    _clean_env(session, AJPCORE_REQUIRE_EXTENSIONS="1", AJPCORE_HYPOTHESIS_SIZE=size)
+    session.run("python", "-m", "pip", "install", "--upgrade", "pip")
+    command = readme_test_command()
+    session.log(f"README test command: {command}")
+    session.run("bash", "-c", command, external=True)
+
+
+@nox.session(python=TOOLS_PYTHON)
+def pure(session: nox.Session) -> None:
+    """The README's test command on a pure install: native contenders skip with their reason."""
+    _clean_env(session, AJPCORE_NO_EXTENSIONS="1", AJPCORE_HYPOTHESIS_SIZE="quick")
+    session.run("python", "-m", "pip", "install", "--upgrade", "pip")
+    session.run("bash", "-c", readme_test_command(), external=True)
+    version = session.run("ajpcore", "--version", silent=True) or ""
+    if "pure Python core" not in version:
+        session.error(f"a pure install reports {version.strip()!r}")
+
+
+# Not a CI job until `mypy --strict -p ajpcore` is clean on main (then: @nox.session(python=TOOLS_PYTHON)).
+def mypy(session: nox.Session) -> None:
+    """``mypy --strict -p ajpcore`` (configuration in pyproject.toml)."""
+    _clean_env(session)
+    session.install("mypy>=1.11", ".[strategies]")
+    session.run("mypy", "--strict", "-p", "ajpcore")
+
+
+def _venv_outside(session: nox.Session, where: Path, artifact: str, env: dict[str, str]) -> Path:
+    """A fresh venv in ``where`` with ``artifact`` installed; its bin directory."""
+    session.run("python", "-m", "venv", str(where))
+    session.run(str(where / "bin" / "python"), "-m", "pip", "install", artifact, env=env, external=True)
+    return where / "bin"
+
+
+@nox.session(python=TOOLS_PYTHON)
+def package(session: nox.Session) -> None:
+    """Build sdist and wheel; install each outside the clone and run the demo."""
+    _clean_env(session)
+    session.install("build")
+    work = Path(tempfile.mkdtemp(prefix="ajpcore-package-"))
+    session.run("python", "-m", "build", "--outdir", str(work / "dist"), str(ROOT))
+    (wheel,) = glob.glob(str(work / "dist" / "*.whl"))
+    (sdist,) = glob.glob(str(work / "dist" / "*.tar.gz"))
+    session.chdir(work)  # outside the clone: nothing can import the source tree
+    cases = [
+        ("wheel", wheel, {}, "native core"),
+        ("sdist-no-compiler", sdist, {"CC": "/bin/false"}, "pure Python core (no compiled extension"),
+    ]
+    for name, artifact, env, expected in cases:
+        bin_dir = _venv_outside(session, work / name, artifact, env)
+        version = session.run(str(bin_dir / "ajpcore"), "--version", silent=True, external=True) or ""
+        session.log(f"{name}: {version.strip()}")
+        if expected not in version:
+            session.error(f"{name}: expected {expected!r} in `ajpcore --version`, got {version.strip()!r}")
+        session.run(str(bin_dir / "ajpcore"), "demo", external=True)
+    # The pure install refuses AJPCORE_REQUIRE_EXTENSIONS with a message naming the native core.
+    refusal = session.run(
+        str(work / "sdist-no-compiler" / "bin" / "python"), "-c", "import ajpcore",
+        env={"AJPCORE_REQUIRE_EXTENSIONS": "1"}, success_codes=[1], silent=True, external=True,
+    ) or ""
+    if "native core is not usable" not in refusal or "partially initialized" in refusal:
+        session.error(f"AJPCORE_REQUIRE_EXTENSIONS on a pure install said: {refusal.strip()[-400:]}")
+    session.log("AJPCORE_REQUIRE_EXTENSIONS on the pure install: " + refusal.strip().splitlines()[-1])
