@@ -133,20 +133,20 @@ def _check_ajp(class_name: str) -> CheckRun:
         elif is_offer:
             envelope.verify(secret=secret, public_key=public)
             lines.append("signature: valid")
+        elif getattr(args, "sdk_subset", False):
+            view = envelope.verify(secret=secret, public_key=public, mode="sdk")
+            unsigned = ", ".join(view.unsigned_members) or "none"
+            lines.append(f"signature: valid over the reference SDK's subset only; not signed: {unsigned}")
         else:
-            mode = envelope.verify(secret=secret, public_key=public)
-            lines.append(
-                "signature: valid over the full body"
-                if mode == "full"
-                else "signature: valid over the reference SDK's subset only (usage and agent details are not signed)"
-            )
+            envelope.verify(secret=secret, public_key=public)
+            lines.append("signature: valid over the full body")
         return lines
 
     return run
 
 
 register_check("offer", "an AJP JobOffer (strict acceptance rules at --now)", _check_ajp("JobOffer"))
-register_check("result", "an AJP JobResult (full-body or SDK-subset signature)", _check_ajp("JobResult"))
+register_check("result", "an AJP JobResult (full-body signature; the SDK subset with --sdk-subset)", _check_ajp("JobResult"))
 register_check("status", "an AJP JobStatus", _check_ajp("JobStatus"))
 
 
@@ -167,6 +167,11 @@ def add_commands(sub: Subcommands) -> None:
     key = p.add_mutually_exclusive_group()
     key.add_argument("--secret-env", metavar="VAR", help="verify an HMAC signature with the secret in $VAR")
     key.add_argument("--public-key", metavar="KEY", help="verify an Ed25519 signature with this public key (text, or a file holding it)")
+    p.add_argument(
+        "--sdk-subset",
+        action="store_true",
+        help="result/status: accept a signature over the reference SDK's subset only, listing the unsigned members",
+    )
     for kind in CHECK_KINDS.values():
         if kind.add_arguments is not None:
             kind.add_arguments(p)
