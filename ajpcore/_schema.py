@@ -16,11 +16,12 @@ jsonschema-rs.
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 import jsonschema_rs
 
 from ._jsoncopy import copy_json_collecting
+from ._schema_formats import FormatCheck, formats_hold, split_formats
 from .errors import SchemaError, ValidationError, format_path
 from .timestamps import is_timestamp
 
@@ -92,16 +93,22 @@ class CompiledSchema:
     is invalid, its problem named by ``errors`` (``Expected a JSON value``).
     """
 
-    __slots__ = ("schema", "_validator", "_reasons")
+    __slots__ = ("schema", "_validator", "_reasons", "_fast", "_checks")
 
-    def __init__(self, schema: Any, validator: Any, reasons: Mapping[str, str]) -> None:
+    def __init__(
+        self, schema: Any, validator: Any, reasons: Mapping[str, str], fast: Any = None, checks: Sequence[FormatCheck] = ()
+    ) -> None:
         self.schema = schema
         self._validator = validator
         self._reasons = reasons
+        self._fast = fast  # the engine without Python format callbacks: checks confirm what it accepts
+        self._checks = checks
 
     def is_valid(self, value: Any) -> bool:
         """True when ``value`` is valid (False for a value that is not JSON)."""
         try:
+            if self._fast is not None and self._fast.is_valid(value):
+                return formats_hold(value, self._checks)
             return bool(self._validator.is_valid(value))
         except ValueError:  # a set, a str subclass, a non-str member name...: the engine cannot read it
             return False
@@ -212,17 +219,18 @@ def compile_schema(
     try:
         # Of the strict meta-schema's problems, the deepest names the culprit.
         refused = max(_STRICT.iter_errors(schema) if strict else (), key=lambda e: len(e.instance_path), default=None)
-        validator = refused or jsonschema_rs.validator_for(
-            schema, formats=checkers, validate_formats=True, ignore_unknown_formats=False, offline=True,
-            email_options=jsonschema_rs.EmailOptions(allow_display_text=False),  # RFC 5321 Mailbox only
-        )
+        options: Dict[str, Any] = dict(validate_formats=True, ignore_unknown_formats=False, offline=True,
+                       email_options=jsonschema_rs.EmailOptions(allow_display_text=False))  # RFC 5321 Mailbox only
+        validator = refused or jsonschema_rs.validator_for(schema, formats=checkers, **options)
+        checks = None if refused else split_formats(schema, checkers)
+        fast = checks and jsonschema_rs.validator_for(schema, **options)
     except (ValueError, jsonschema_rs.ReferencingError) as exc:
         raise SchemaError(f"cannot compile the schema: {str(exc).splitlines()[0]}") from None
     if refused is not None:
         where = "/".join(map(str, ["#", *refused.instance_path]))
         why = "`\\b`/`\\B` reads Unicode words here, ASCII in ECMA-262" if "not" in refused.schema_path else refused.message
         raise SchemaError(f"schema refused at {where}: {why}")
-    return CompiledSchema(schema, validator, reasons)
+    return CompiledSchema(schema, validator, reasons, fast, checks or ())
 
 
 def _annotation(text: str) -> bool:

@@ -48,8 +48,23 @@ def _third_party_imports(paths):
     return {n for n in names if n not in sys.stdlib_module_names and n not in ("ajpcore", "__future__")}
 
 
+def _module_owners():
+    """Top-level import name -> distributions, read from each installed distribution's file list.
+
+    ``importlib.metadata.packages_distributions()`` only reads ``top_level.txt`` before Python 3.11,
+    and wheels built by maturin or without setuptools (cryptography, jsonschema-rs) have none."""
+    owners = {}
+    for dist in metadata.distributions():
+        for file in dist.files or ():
+            top = file.parts[0] if len(file.parts) > 1 else file.name.split(".")[0]
+            if top.endswith((".dist-info", ".data")) or top in ("..", "__pycache__"):
+                continue
+            owners.setdefault(top, []).append(dist.metadata["Name"])
+    return owners
+
+
 def _distributions(modules):
-    owners = metadata.packages_distributions()
+    owners = _module_owners()
     missing = sorted(m for m in modules if m not in owners)
     assert missing == [], f"imported but not installed: {missing}"
     return {_normalize(owners[m][0]) for m in modules}

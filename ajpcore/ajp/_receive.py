@@ -6,10 +6,10 @@ from typing import Any, Optional, Sequence, Union
 
 from ..errors import InvalidMessage, KeyUsageError
 from ..provenance.pins import KeyPins
-from ..timestamps import timestamp_micros
+from ..timestamps import _valid_timestamp_micros
 from ._messages import JobOffer
 from ._replay import ReplayGuard, replay_identity
-from ._rules import DEFAULT_MAX_LIFETIME_SECONDS, DEFAULT_SKEW_SECONDS, _now_micros, validate_offer
+from ._rules import DEFAULT_MAX_LIFETIME_SECONDS, DEFAULT_SKEW_SECONDS, _check_typed_offer, _now_micros
 from ._sender import verify_sender
 
 
@@ -47,7 +47,8 @@ def receive_offer(
     (else ``KeyUsageError``).
     """
     offer = JobOffer.from_json(data)
-    check = validate_offer(offer, now=now, strict=True, skew=skew, max_lifetime=max_lifetime)
+    now_us = _now_micros(now)  # read once: the rules and the replay guard use the same instant
+    check = _check_typed_offer(offer._raw, now_us, True, skew, max_lifetime)  # validate_offer(strict=True) of a JobOffer
     if check.errors:
         raise InvalidMessage(check.errors)
     if declaration is not None:
@@ -63,7 +64,7 @@ def receive_offer(
         replay_guard.admit(
             replay_identity(secret=secret, public_key=public_key),
             offer.job_id,
-            expires_at_us=timestamp_micros(offer.expires_at),
-            now_us=_now_micros(now),
+            expires_at_us=_valid_timestamp_micros(offer._raw["expires_at"]),  # the schema checked it
+            now_us=now_us,
         )
     return offer

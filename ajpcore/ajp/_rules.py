@@ -13,7 +13,7 @@ from .._js_date import INVALID as JS_INVALID
 from .._js_date import LOCAL as JS_LOCAL
 from .._js_date import read_date
 from ..errors import InvalidMessage, TimestampError
-from ..timestamps import timestamp_micros
+from ..timestamps import _valid_timestamp_micros, timestamp_micros
 from ._messages import _OFFER_SCHEMA, _SCHEME_FOR, JobOffer
 from ._model import _MISSING
 
@@ -213,12 +213,12 @@ def _check_typed_offer(raw: dict, now_us: int, strict: bool, skew: float, max_li
     errors: List[str] = [] if signature is not None else ["missing: signature"]  # built, not yet signed
     sender = raw["from"]
     sender_type = sender["type"]
-    expires_us = timestamp_micros(raw["expires_at"])
+    expires_us = _valid_timestamp_micros(raw["expires_at"])  # the schema checked both timestamps
     if expires_us < now_us:
         errors.append("offer has expired")
     warnings = [_DECLARATION_WARNING] if sender_type == "agent" and not sender.get("declaration_url") else []
     if strict:
-        issued_us = timestamp_micros(raw["issued_at"])
+        issued_us = _valid_timestamp_micros(raw["issued_at"])
         if issued_us - now_us > skew * 1_000_000:
             errors.append(f"issued_at is more than {_seconds(skew)} s in the future")
         if expires_us <= issued_us:
