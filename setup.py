@@ -82,7 +82,7 @@ def extensions():
     ext = Extension(
         "ajpcore._core_c",
         ["native/_core_c.pyx"],
-        depends=sorted(glob.glob("native/*.pxi")),
+        depends=sorted(glob.glob("native/*.pxi") + glob.glob("native/*.h")),
         extra_compile_args=compile_args,
         extra_link_args=link_args,
     )

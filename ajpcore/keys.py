@@ -15,9 +15,11 @@ A public key must pass the strict policy of the core's byte checks
 (``ed25519_check_public_key``: canonical y < p, not of small order), else
 ``WeakKey``; every other problem is ``KeyFormatError``.  ``verify`` runs the
 signature byte checks (``ed25519_check_signature``: canonical R, R not of small
-order, S < L) in front of OpenSSL (``cryptography``, the default) or libsodium
-(``pynacl``), so both give the same verdict; the equation is the cofactorless
-one both libraries use.  A public key whose y has no x on the curve passes the
+order, S < L) in front of libsodium (``pynacl``, the default: about twice as fast)
+or OpenSSL (``cryptography``), so both give the same verdict; the equation is the
+cofactorless one both libraries use.  ``DEFAULT_BACKEND`` names the library a
+``backend=None`` verify uses (``"pynacl"``, or ``"cryptography"`` where PyNaCl is
+missing).  A public key whose y has no x on the curve passes the
 byte checks (deciding that needs point arithmetic) but verifies nothing, on
 both backends.
 
@@ -33,7 +35,7 @@ import functools
 import hashlib
 import hmac
 import re
-from typing import Any, Optional
+from typing import Any, Callable, Optional, Tuple, Type
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric import ed25519 as _ossl
@@ -47,6 +49,7 @@ __all__ = [
     "SPKI_PREFIX",
     "PKCS8_PREFIX",
     "KEY_CACHE_SIZE",
+    "DEFAULT_BACKEND",
     "clear_key_cache",
 ]
 
@@ -56,6 +59,20 @@ PKCS8_PREFIX = bytes.fromhex("302e020100300506032b657004220420")
 """DER of OneAsymmetricKey v1{id-Ed25519, OCTET STRING{OCTET STRING}} up to the 32-byte seed (RFC 8410 §7)."""
 KEY_CACHE_SIZE = 1024
 """Entries kept by each key cache (public keys by text, by bytes; private keys by text, by seed)."""
+
+_sodium_sign_open: Optional[Callable[[bytes, bytes], bytes]]
+_SodiumBadSignature: Tuple[Type[BaseException], ...]
+DEFAULT_BACKEND: str
+try:  # libsodium through PyNaCl (a dependency): the faster Ed25519 verifier, so the default
+    from nacl.bindings import crypto_sign_open as _nacl_sign_open
+    from nacl.exceptions import BadSignatureError as _NaclBadSignature
+
+    _sodium_sign_open, _SodiumBadSignature = _nacl_sign_open, (_NaclBadSignature,)
+    DEFAULT_BACKEND = "pynacl"
+except ImportError:  # pragma: no cover - only where PyNaCl was removed by hand
+    _sodium_sign_open, _SodiumBadSignature = None, ()
+    DEFAULT_BACKEND = "cryptography"
+"""The Ed25519 library ``verify(..., backend=None)`` uses: ``"pynacl"`` when installed, else ``"cryptography"``."""
 
 _B64_CHARS = re.compile(r"[A-Za-z0-9+/]+={0,2}")
 _LOWER_HEX_64 = re.compile(r"[0-9a-f]{64}")
@@ -100,7 +117,7 @@ class Ed25519PublicKey:
         if _token is not _CONSTRUCT:
             raise KeyUsageError("use Ed25519PublicKey.from_bytes() or .from_string()")
         self._raw = raw
-        self._ossl = _ossl.Ed25519PublicKey.from_public_bytes(raw)
+        self._ossl: Optional[_ossl.Ed25519PublicKey] = None  # loaded on the first OpenSSL verify
         self._fingerprint: Optional[str] = None
         self._torsion_free: Optional[bool] = None
 
@@ -181,27 +198,35 @@ class Ed25519PublicKey:
     def verify(self, signature: Any, data: Any, *, backend: Optional[str] = None) -> None:
         """Check a raw 64-byte Ed25519 signature of ``data`` under the strict policy.
 
-        ``backend``: ``None``/``"cryptography"`` (OpenSSL) or ``"pynacl"``
-        (libsodium); the verdict is the same on both.  Returns None when valid;
+        ``backend``: ``None`` (``DEFAULT_BACKEND``: libsodium when PyNaCl is
+        installed), ``"pynacl"`` (libsodium) or ``"cryptography"`` (OpenSSL);
+        the verdict is the same on all.  Returns None when valid;
         raises ``BadSignature`` on a mismatch or a signature the policy refuses
         (length, non-canonical or small-order R, S >= L), ``MalformedSignature``
         if ``signature`` is not bytes, ``KeyUsageError`` if ``data`` is not
         bytes or the backend is unknown.
         """
-        if backend is not None and backend != "cryptography" and backend != "pynacl":
+        if backend is None:
+            backend = DEFAULT_BACKEND
+        elif backend != "cryptography" and backend != "pynacl":
             raise KeyUsageError(f"unknown Ed25519 backend `{backend}` (expected `cryptography` or `pynacl`)")
         _core.impl.ed25519_check_signature(signature)
         if type(data) is not bytes:
             data = _message_bytes(data)
         if backend == "pynacl":
-            bindings = _nacl_bindings()
+            if _sodium_sign_open is None:  # pragma: no cover - PyNaCl is a dependency
+                raise KeyUsageError("the `pynacl` backend is not installed")
             try:
-                bindings.crypto_sign_open(bytes(signature) + bytes(data), self._raw)
-            except _nacl_bad_signature():
+                # libsodium's combined form: signature || message (it copies either way).
+                _sodium_sign_open(bytes(signature) + bytes(data), self._raw)
+            except _SodiumBadSignature:
                 raise BadSignature("Ed25519 signature does not match the data and key") from None
             return
+        ossl = self._ossl
+        if ossl is None:
+            ossl = self._ossl = _ossl.Ed25519PublicKey.from_public_bytes(self._raw)
         try:
-            self._ossl.verify(signature, data)
+            ossl.verify(signature, data)
         except InvalidSignature:
             raise BadSignature("Ed25519 signature does not match the data and key") from None
 
@@ -352,9 +377,3 @@ def _nacl_bindings() -> Any:
     except ImportError:  # pragma: no cover - pynacl is a dependency
         raise KeyUsageError("the `pynacl` backend is not installed") from None
     return nacl.bindings
-
-
-def _nacl_bad_signature() -> Any:
-    import nacl.exceptions
-
-    return nacl.exceptions.BadSignatureError

@@ -272,8 +272,9 @@ def verify(
     With ``secret`` (bytes or str, UTF-8; not empty) the signature must be
     ``sha256:``; with ``public_key`` (an ``Ed25519PublicKey`` or a text form
     ``Ed25519PublicKey.from_string`` reads) it must be ``ed25519:``, checked
-    under the strict Ed25519 policy through ``backend`` (None/"cryptography" or
-    "pynacl": same verdict).  The body is never modified.
+    under the strict Ed25519 policy through ``backend`` (None: libsodium when
+    PyNaCl is installed, see ``keys.DEFAULT_BACKEND``; "pynacl"; "cryptography":
+    same verdict).  The body is never modified.
 
     Raises MalformedSignature (missing, not a string, not exactly the strict
     format), UnsupportedScheme (the scheme does not fit the key given, or is

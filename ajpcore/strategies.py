@@ -28,8 +28,17 @@ from ._core_py import _format_double
 
 _MAX_SAFE_INT = 2**53 - 1
 
-json_strings = st.text(st.characters(exclude_categories=["Cs"]))
-"""Any ``str`` without lone surrogates: every Unicode scalar value, ASCII to astral planes."""
+def _is_noncharacter(ch: str) -> bool:
+    cp = ord(ch)
+    return 0xFDD0 <= cp <= 0xFDEF or cp & 0xFFFE == 0xFFFE
+
+
+json_characters = st.characters(exclude_categories=["Cs"]).filter(lambda ch: not _is_noncharacter(ch))
+"""Every character I-JSON text may hold (RFC 7493 §2.1): any Unicode scalar value, ASCII to
+astral planes, except the 66 noncharacters (U+FDD0..U+FDEF, U+xFFFE, U+xFFFF)."""
+
+json_strings = st.text(json_characters)
+"""Any ``str`` I-JSON admits: no lone surrogates, no noncharacters (``json_characters``)."""
 
 json_floats = st.floats(allow_nan=False, allow_infinity=False)
 """Every finite binary64 value, subnormals and ``-0.0`` included."""
@@ -81,8 +90,8 @@ from typing import Tuple as _AjpTuple
 
 from hypothesis import strategies as _st_ajp
 
-_AJP_TEXT = _st_ajp.text(_st_ajp.characters(exclude_categories=["Cs"]), max_size=24)
-_AJP_NONEMPTY = _st_ajp.text(_st_ajp.characters(exclude_categories=["Cs"]), min_size=1, max_size=24)
+_AJP_TEXT = _st_ajp.text(json_characters, max_size=24)
+_AJP_NONEMPTY = _st_ajp.text(json_characters, min_size=1, max_size=24)
 _AJP_NAME = _st_ajp.sampled_from(["x_future", "trace_id", "priority", "é", "a b", "\U0001f680"])
 _AJP_SMALL_JSON = _st_ajp.recursive(
     _st_ajp.one_of(
@@ -344,8 +353,8 @@ from typing import Tuple as _Tuple
 
 from hypothesis import strategies as _st_iatp
 
-_IATP_TEXT = _st_iatp.text(_st_iatp.characters(codec="utf-8"), max_size=12)
-_IATP_NAME = _st_iatp.text(_st_iatp.characters(codec="utf-8"), min_size=1, max_size=12)
+_IATP_TEXT = _st_iatp.text(json_characters, max_size=12)
+_IATP_NAME = _st_iatp.text(json_characters, min_size=1, max_size=12)
 _IATP_JSON_SCALARS = (
     _st_iatp.none()
     | _st_iatp.booleans()
@@ -414,7 +423,7 @@ def manifests(draw: _Any) -> _Dict[str, _Any]:
     from .iatp import AuthMethod, CompensationMethod, ReversibilityLevel, RetentionPolicy, TrustLevel
 
     st = _st_iatp
-    s255 = st.text(st.characters(codec="utf-8"), min_size=1, max_size=255)
+    s255 = st.text(json_characters, min_size=1, max_size=255)
     method = (
         st.none()
         | st.sampled_from([m.value for m in CompensationMethod])
@@ -438,7 +447,7 @@ def manifests(draw: _Any) -> _Dict[str, _Any]:
         "undo_window_seconds": _iatp_integer(0),
         "compensation_method": method,
         "compensation_sla_ms": _iatp_integer(0),
-        "compensation_notes": st.text(st.characters(codec="utf-8"), max_size=1000),
+        "compensation_notes": st.text(json_characters, max_size=1000),
         "compensation_endpoint": _IATP_TEXT,
         "undo_conditions": undo_conditions,
     }))()

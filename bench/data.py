@@ -4,6 +4,9 @@
 ``result64k``: a JobResult whose ``output`` is ~64 KB of nested records.
 ``mixed8m``: ~8 MB of mixed JSON types (ASCII and non-ASCII strings, escapes,
 ints, float-heavy arrays, booleans, nulls, nesting), built from a fixed seed.
+``text-ascii``, ``text-latin1``, ``text-cjk``, ``text-emoji``: ~200 KB documents of
+paragraphs whose title and text strings each have one PEP 393 kind (ASCII, Latin-1 = kind 1,
+CJK = kind 2, emoji = kind 4; see ``TEXT_FIXTURES``).
 Each is built once per process; ``encoded(name)`` gives its canonical bytes.
 """
 
@@ -11,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import random
-from typing import Any, Callable, Dict
+from typing import Any, Callable, Dict, List
 
 SECRET = b"bench-secret-0123456789abcdef"
 
@@ -108,12 +111,87 @@ def _mixed8m() -> Dict[str, Any]:
     return {"kind": "mixed", "records": records, "floats": [rng.uniform(-1e9, 1e9) for _ in range(43_000)]}
 
 
+# -- text fixtures: one string kind per document --
+
+_TEXT_BYTES = 200 * 1024  # canonical size each text fixture reaches (just over)
+
+
+def _alphabet(*ranges: range) -> List[str]:
+    # Noncharacters (U+FDD0..FDEF, U+xFFFE/F) and surrogates never fall in the ranges used.
+    return [chr(c) for r in ranges for c in r]
+
+
+_LATIN1_LETTERS = _alphabet(range(0x61, 0x7B), range(0xE0, 0xF7), range(0xF8, 0x100))
+_CJK = _alphabet(range(0x4E00, 0x9FA6))                      # CJK Unified Ideographs
+_CJK_PUNCT = ["\u3001", "\u3002", "\uFF0C", "\u300C", "\u300D"]  # 、。，「」
+_EMOJI = _alphabet(range(0x1F300, 0x1F650), range(0x1F680, 0x1F6C6), range(0x1F900, 0x1F9FF))
+
+
+def _ascii_word(rng: random.Random) -> str:
+    return "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(2, 10)))
+
+
+def _latin1_word(rng: random.Random) -> str:
+    # About one letter in five is accented: French or German prose, not random bytes.
+    return "".join(
+        rng.choice(_LATIN1_LETTERS[26:]) if rng.random() < 0.2 else rng.choice(_LATIN1_LETTERS[:26])
+        for _ in range(rng.randint(2, 10))
+    )
+
+
+def _cjk_sentence(rng: random.Random) -> str:
+    return "".join(rng.choice(_CJK) for _ in range(rng.randint(8, 30))) + rng.choice(_CJK_PUNCT)
+
+
+def _emoji_word(rng: random.Random) -> str:
+    # Chat-style text: ASCII words with emoji between them, every string has at least one.
+    if rng.random() < 0.5:
+        return "".join(rng.choice(_EMOJI) for _ in range(rng.randint(1, 3)))
+    return _ascii_word(rng)
+
+
+def _paragraph(kind: str, rng: random.Random, words: int = 60) -> str:
+    n = rng.randint(4, words)
+    if kind == "cjk":
+        return "".join(_cjk_sentence(rng) for _ in range(max(1, n // 8)))
+    word = {"ascii": _ascii_word, "latin1": _latin1_word, "emoji": _emoji_word}[kind]
+    text = " ".join(word(rng) for _ in range(n))
+    if kind == "emoji":
+        text += " " + rng.choice(_EMOJI)  # the string's kind is 4 whatever the draw
+    if kind == "latin1":
+        text += " \u00e9t\u00e9"  # "été": the string's kind is Latin-1, not ASCII
+    return text
+
+
+def _text_fixture(kind: str) -> Callable[[], Dict[str, Any]]:
+    def build() -> Dict[str, Any]:
+        rng = random.Random(f"text-{kind}")
+        paragraphs: List[Dict[str, Any]] = []
+        size = 0
+        while size < _TEXT_BYTES:
+            text = _paragraph(kind, rng)
+            # One paragraph in eight has a line break, one in sixteen a quotation: real text has a few escapes.
+            if rng.random() < 0.125:
+                text += "\n" + _paragraph(kind, rng)
+            if rng.random() < 0.0625:
+                text = '"' + text + '"'
+            title = _paragraph(kind, rng, 8)
+            paragraphs.append({"id": len(paragraphs), "title": title, "text": text})
+            size += len(text.encode("utf-8")) + len(title.encode("utf-8")) + 40
+        return {"kind": f"text-{kind}", "paragraphs": paragraphs}
+
+    return build
+
+
 BUILDERS: Dict[str, Callable[[], Dict[str, Any]]] = {
     "offer": _offer,
     "result64k": _result64k,
     "mixed8m": _mixed8m,
 }
 FIXTURES = list(BUILDERS)
+TEXT_FIXTURES = ["text-ascii", "text-latin1", "text-cjk", "text-emoji"]
+for _name in TEXT_FIXTURES:
+    BUILDERS[_name] = _text_fixture(_name[len("text-"):])
 
 
 @functools.lru_cache(maxsize=None)

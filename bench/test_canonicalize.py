@@ -1,7 +1,13 @@
 """Canonical JSON: ajpcore's twins against the encoders a user would otherwise reach for.
 
-Groups ``canonicalize:<fixture>`` (offer, result64k, mixed8m) and
-``canonicalize_into:mixed8m``.  ``orjson`` and stdlib ``json`` with sorted keys
+Groups ``canonicalize:<fixture>`` (offer, result64k, mixed8m, and the text fixtures
+text-ascii, text-latin1, text-cjk, text-emoji) and ``canonicalize_into:mixed8m``.
+
+The text fixtures are canonicalized as FRESH strings: every round gets a value decoded
+anew from the fixture's bytes (untimed setup).  CPython caches a str's UTF-8 form inside
+the str the first time ``PyUnicode_AsUTF8AndSize`` asks for it, and orjson reuses that
+copy, so a value serialized once before would time a memcpy for orjson and a real
+encoding for everyone else.  Strings that arrive from the wire have no such cache.  ``orjson`` and stdlib ``json`` with sorted keys
 are fast but not RFC 8785 (see bench/README.md); ``rfc8785`` is the exact peer.
 """
 
@@ -39,6 +45,42 @@ def run(benchmark, n_rounds, fn, *args):
     if n_rounds is None:
         return benchmark(fn, *args)
     return benchmark.pedantic(fn, args=args, rounds=n_rounds, iterations=1, warmup_rounds=0)
+
+
+# Rounds per contender on a text fixture (setup per round rules out calibration): the
+# slow pure-Python ones take milliseconds a round.
+TEXT_ROUNDS = {"ajpcore-py": 20, "rfc8785.dumps": 20, "json.dumps(sort_keys)": 50}
+
+
+def fresh(fixture):
+    """Setup for one round: the fixture decoded anew, so no str holds a cached UTF-8 copy."""
+    return (orjson.loads(data.encoded(fixture)),), {}
+
+
+@pytest.mark.parametrize("contender", list(CONTENDERS))
+@pytest.mark.parametrize("fixture", data.TEXT_FIXTURES)
+def test_canonicalize_text(benchmark, fixture, contender):
+    benchmark.group = f"canonicalize:{fixture}"
+    benchmark.name = contender
+    fn = CONTENDERS[contender]()
+    out = benchmark.pedantic(
+        fn, setup=lambda: fresh(fixture), rounds=TEXT_ROUNDS.get(contender, 200), iterations=1, warmup_rounds=1
+    )
+    if contender.startswith(("ajpcore", "rfc8785")):
+        assert out == data.encoded(fixture)
+    else:
+        assert orjson.loads(out) == data.value(fixture)
+
+
+def test_fresh_strings_have_no_utf8_cache():
+    # The premise of the text groups: orjson.dumps fills the cache (a str grows), a decoded str starts without.
+    import sys
+
+    (value,), _ = fresh("text-cjk")
+    text = value["paragraphs"][0]["text"]
+    before = sys.getsizeof(text)
+    orjson.dumps(text)
+    assert sys.getsizeof(text) > before
 
 
 @pytest.mark.parametrize("contender", list(CONTENDERS))

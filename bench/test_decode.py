@@ -1,5 +1,8 @@
 """decode:<fixture>: strict I-JSON decoding of the canonical bench fixtures against the usual parsers.
 
+The text fixtures (``text-ascii``, ``text-latin1``, ``text-cjk``, ``text-emoji``) time
+string building at each PEP 393 kind.
+
 ``json.loads+dup-check`` is json with an ``object_pairs_hook`` that refuses
 duplicate member names: the cheapest strictness a pure-Python user can add,
 and the yardstick of the pure twin.
@@ -38,7 +41,7 @@ CONTENDERS = {
 }
 
 
-@pytest.mark.parametrize("fixture", data.FIXTURES)
+@pytest.mark.parametrize("fixture", data.FIXTURES + data.TEXT_FIXTURES)
 @pytest.mark.parametrize("contender", list(CONTENDERS))
 def test_decode(benchmark, contender, fixture):
     decode = CONTENDERS[contender]()

@@ -102,6 +102,7 @@ VALIDATOR = jsonschema.Draft202012Validator(schema("iatp-capability-manifest"))
 
 def test_parse_ajpcore(benchmark, core_twin):
     benchmark.group = "envelope:manifest"
+    benchmark.name = "ajpcore-" + core_twin.__name__.rsplit("_", 1)[1]
     result = benchmark(CapabilityManifest.from_json, MANIFEST_BYTES)
     assert result.to_json() == MANIFEST_BYTES
 
@@ -125,9 +126,11 @@ def test_parse_pydantic(benchmark):
     assert model.identity.agent_id == "booking-agent-v2.1.0"
 
 
-@pytest.mark.parametrize("backend", [None, "pynacl"], ids=["openssl", "libsodium"])
+@pytest.mark.parametrize("backend", [None, "cryptography"], ids=["libsodium", "openssl"])
 def test_verify_ajpcore(benchmark, core_twin, backend):
     benchmark.group = "verify:manifest"
+    twin = "ajpcore-" + core_twin.__name__.rsplit("_", 1)[1]
+    benchmark.name = twin if backend is None else f"{twin} (openssl)"
     benchmark(verify_manifest, SIGNED, backend=backend)
 
 

@@ -27,6 +27,11 @@ def run(benchmark, fixture, func):
     return benchmark(func)
 
 
+def twin_name(module):
+    """``ajpcore-c`` or ``ajpcore-py``: the contender name of a core twin module."""
+    return "ajpcore-" + module.__name__.rsplit("_", 1)[1]
+
+
 def unsigned(fixture):
     return {k: v for k, v in data.value(fixture).items() if k != "signature"}
 
@@ -43,6 +48,7 @@ def signed_body(fixture):
 @pytest.mark.parametrize("fixture", data.FIXTURES)
 def test_sign_ajpcore(benchmark, core_twin, fixture):
     benchmark.group = f"sign:{fixture}"
+    benchmark.name = twin_name(core_twin)
     body = data.value(fixture)
     signature = run(benchmark, fixture, lambda: signing.sign(body, secret=data.SECRET))
     assert signature == "sha256:" + hmac.digest(data.SECRET, rfc8785.dumps(unsigned(fixture)), "sha256").hex()
@@ -51,6 +57,7 @@ def test_sign_ajpcore(benchmark, core_twin, fixture):
 @pytest.mark.parametrize("fixture", data.FIXTURES)
 def test_sign_orjson_hmac(benchmark, fixture):
     benchmark.group = f"sign:{fixture}"
+    benchmark.name = "orjson+hmac"
     body = unsigned(fixture)
     run(benchmark, fixture, lambda: hmac.digest(data.SECRET, orjson.dumps(body, option=orjson.OPT_SORT_KEYS), "sha256"))
 
@@ -58,6 +65,7 @@ def test_sign_orjson_hmac(benchmark, fixture):
 @pytest.mark.parametrize("fixture", data.FIXTURES)
 def test_sign_rfc8785_hmac(benchmark, fixture):
     benchmark.group = f"sign:{fixture}"
+    benchmark.name = "rfc8785+hmac"
     body = unsigned(fixture)
     run(benchmark, fixture, lambda: hmac.digest(data.SECRET, rfc8785.dumps(body), "sha256"))
 
@@ -65,6 +73,7 @@ def test_sign_rfc8785_hmac(benchmark, fixture):
 def test_sign_canonicalize_only(benchmark, core_twin):
     """Reference: canonical encoding alone, no MAC (the floor for streaming HMAC signing)."""
     benchmark.group = "sign:mixed8m"
+    benchmark.name = twin_name(core_twin) + " canonicalize only"
     body = unsigned("mixed8m")
     run(benchmark, "mixed8m", lambda: core_twin.canonicalize(body))
 
@@ -75,6 +84,7 @@ def test_sign_canonicalize_only(benchmark, core_twin):
 @pytest.mark.parametrize("fixture", data.FIXTURES)
 def test_verify_ajpcore(benchmark, core_twin, fixture):
     benchmark.group = f"verify:{fixture}"
+    benchmark.name = twin_name(core_twin)
     body = signed_body(fixture)
     run(benchmark, fixture, lambda: signing.verify(body, secret=data.SECRET))
 
@@ -95,6 +105,7 @@ def verify_with(serialize, body):
 @pytest.mark.parametrize("fixture", data.FIXTURES)
 def test_verify_orjson_hmac(benchmark, fixture):
     benchmark.group = f"verify:{fixture}"
+    benchmark.name = "orjson+hmac"
     body = dict(unsigned(fixture))
     body["signature"] = "sha256:" + hmac.digest(data.SECRET, orjson.dumps(body, option=orjson.OPT_SORT_KEYS), "sha256").hex()
     check = verify_with(lambda v: orjson.dumps(v, option=orjson.OPT_SORT_KEYS), body)
@@ -104,5 +115,6 @@ def test_verify_orjson_hmac(benchmark, fixture):
 @pytest.mark.parametrize("fixture", data.FIXTURES)
 def test_verify_rfc8785_hmac(benchmark, fixture):
     benchmark.group = f"verify:{fixture}"
+    benchmark.name = "rfc8785+hmac"
     check = verify_with(rfc8785.dumps, signed_body(fixture))
     assert run(benchmark, fixture, check) is True

@@ -9,6 +9,7 @@ from ajpcore._core_py import (  # the error texts and the big-int rule are share
     _decode_big_int,
     _decode_error,
     _duplicate_reason,
+    _noncharacter_reason,
     _surrogate_reason,
 )
 
@@ -32,36 +33,55 @@ cdef extern from "Python.h":
 cdef extern from "math.h":
     bint isinf(double x) nogil
 
-cdef extern from *:
-    """
-    #include <stdint.h>
-    #include <string.h>
-    /* First i' >= i where p[i'] is '"', '\\', a control character or a non-ASCII byte.
-       Eight bytes at a time: in each mask the lowest flagged byte is exact (a borrow
-       only flags bytes above a true hit), so the lowest flag overall is the answer. */
-    static inline Py_ssize_t ajpcore_scan_plain(const unsigned char *p, Py_ssize_t i, Py_ssize_t n) {
-        const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
-        while (i + 8 <= n) {
-            uint64_t w, q, b, m;
-            memcpy(&w, p + i, 8);
-            q = w ^ (ones * 0x22);
-            b = w ^ (ones * 0x5C);
-            m = (w | ((w - ones * 0x20) & ~w) | ((q - ones) & ~q) | ((b - ones) & ~b)) & highs;
-            if (m) {
-    #if PY_LITTLE_ENDIAN
-                return i + (__builtin_ctzll(m) >> 3);
-    #else
-                return i + (__builtin_clzll(m) >> 3);
-    #endif
-            }
-            i += 8;
-        }
-        while (i < n && p[i] >= 0x20 && p[i] < 0x80 && p[i] != 0x22 && p[i] != 0x5C)
-            i++;
-        return i;
-    }
-    """
+cdef extern from "decoder_scan.h":
     Py_ssize_t _scan_plain "ajpcore_scan_plain" (const unsigned char* p, Py_ssize_t i, Py_ssize_t n) nogil
+    ctypedef struct ajpcore_str_scan:
+        Py_ssize_t end
+        Py_ssize_t length
+        Py_UCS4 maxchar
+        Py_UCS4 cp
+    enum:
+        AJPCORE_STR_OK
+        AJPCORE_STR_EOF
+        AJPCORE_STR_BAD_UTF8
+        AJPCORE_STR_CONTROL
+        AJPCORE_STR_BAD_ESCAPE
+        AJPCORE_STR_SURROGATE
+        AJPCORE_STR_NONCHAR
+    int _scan_string "ajpcore_scan_string" (const unsigned char* p, Py_ssize_t first, Py_ssize_t i, Py_ssize_t n, ajpcore_str_scan* r) nogil
+    void _fill_ucs1 "ajpcore_fill_ucs1" (const unsigned char* p, const unsigned char* end, void* o) nogil
+    void _fill_ucs2 "ajpcore_fill_ucs2" (const unsigned char* p, const unsigned char* end, void* o) nogil
+    void _fill_ucs4 "ajpcore_fill_ucs4" (const unsigned char* p, const unsigned char* end, void* o) nogil
+    enum:
+        AJPCORE_POW5_MIN
+        AJPCORE_POW5_MAX
+    unsigned long long ajpcore_pow5_128[651][2]  # AJPCORE_POW5_MAX - AJPCORE_POW5_MIN + 1
+    int _parse_double "ajpcore_parse_double" (const unsigned char* p, Py_ssize_t i, Py_ssize_t end, double* out) nogil
+    unsigned int _name_hash "ajpcore_name_hash" (const unsigned char* p, Py_ssize_t n) nogil
+    bint _same_bytes "ajpcore_same_bytes" (const unsigned char* a, const unsigned char* b, Py_ssize_t n) nogil
+
+
+cdef void _init_pow5_128():
+    """5^q for the Eisel-Lemire reader, from exact integers: for q >= 0 its top 128 bits; for
+    q < 0 the top 128 bits of 2^b / 5^-q, rounded up (so the product errs in one direction)."""
+    cdef object q, v, p5  # Python ints: 5^342 does not fit a C type
+    for q in range(AJPCORE_POW5_MIN, AJPCORE_POW5_MAX + 1):
+        if q >= 0:
+            v = 5 ** q
+            v = v << (128 - v.bit_length()) if v.bit_length() <= 128 else v >> (v.bit_length() - 128)
+        else:
+            p5 = 5 ** -q
+            z = (p5 - 1).bit_length()  # the least z with 2^z >= 5^-q
+            if q >= -27:
+                v = (1 << (z + 127)) // p5 + 1
+            else:
+                v = (1 << (2 * z + 128)) // p5 + 1
+                v >>= max(0, v.bit_length() - 128)
+        ajpcore_pow5_128[q - AJPCORE_POW5_MIN][0] = v >> 64
+        ajpcore_pow5_128[q - AJPCORE_POW5_MIN][1] = v & 0xFFFFFFFFFFFFFFFF
+
+
+_init_pow5_128()
 
 # Per byte: 1 = JSON whitespace (RFC 8259 §2).
 cdef unsigned char _IS_WS[256]
@@ -98,19 +118,16 @@ _init_key_cache()
 
 cdef object _ascii_key(const unsigned char* p, Py_ssize_t size):
     """The str of the ASCII bytes ``p[:size]`` (a member name), from the cache when present."""
-    cdef unsigned int h = 2166136261u
-    cdef Py_ssize_t k
+    cdef unsigned int h
     cdef PyObject* hit
     cdef object s
     if size > _KEY_CACHE_MAX_LEN:
         s = PyUnicode_New(size, 127)
         memcpy(PyUnicode_1BYTE_DATA(s), p, size)
         return s
-    for k in range(size):
-        h = (h ^ p[k]) * 16777619u
-    h = (h ^ <unsigned int>size) & (_KEY_CACHE_SIZE - 1)
+    h = _name_hash(p, size) & (_KEY_CACHE_SIZE - 1)
     hit = _key_cache[h]
-    if hit != NULL and PyUnicode_GET_LENGTH(<object>hit) == size and memcmp(PyUnicode_1BYTE_DATA(<object>hit), p, size) == 0:
+    if hit != NULL and PyUnicode_GET_LENGTH(<object>hit) == size and _same_bytes(<const unsigned char*>PyUnicode_1BYTE_DATA(<object>hit), p, size):
         return <object>hit
     s = PyUnicode_New(size, 127)
     memcpy(PyUnicode_1BYTE_DATA(s), p, size)
@@ -119,49 +136,6 @@ cdef object _ascii_key(const unsigned char* p, Py_ssize_t size):
     Py_INCREF(s)
     _key_cache[h] = <PyObject*>s
     return s
-
-
-cdef inline int _hex_value(unsigned char c) noexcept nogil:
-    if 0x30 <= c <= 0x39:
-        return c - 0x30
-    if 0x61 <= c <= 0x66:
-        return c - 0x57
-    if 0x41 <= c <= 0x46:
-        return c - 0x37
-    return -1
-
-
-cdef inline Py_ssize_t _utf8_sequence(const unsigned char* p, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
-    """Length of the well-formed UTF-8 sequence at ``p[i]`` (a byte >= 0x80), 0 if ill-formed.
-
-    Unicode 15 Table 3-7: no overlongs, no surrogates (ED A0..BF), nothing past U+10FFFF.
-    """
-    cdef unsigned char c = p[i], lo = 0x80, hi = 0xBF
-    cdef Py_ssize_t need, k
-    if 0xC2 <= c <= 0xDF:
-        need = 1
-    elif 0xE0 <= c <= 0xEF:
-        need = 2
-        if c == 0xE0:
-            lo = 0xA0
-        elif c == 0xED:
-            hi = 0x9F
-    elif 0xF0 <= c <= 0xF4:
-        need = 3
-        if c == 0xF0:
-            lo = 0x90
-        elif c == 0xF4:
-            hi = 0x8F
-    else:
-        return 0
-    if i + need >= n:
-        return 0
-    if not (lo <= p[i + 1] <= hi):
-        return 0
-    for k in range(2, need + 1):
-        if not (0x80 <= p[i + k] <= 0xBF):
-            return 0
-    return need + 1
 
 
 cdef class _StrictParser:
@@ -175,21 +149,15 @@ cdef class _StrictParser:
     cdef bint allow_duplicate_keys
     cdef list stack   # open containers, outermost first
     cdef list keys    # current member name of each open object (None for arrays)
-    cdef unsigned char* scratch  # unescaped string bytes
-    cdef Py_ssize_t scratch_cap
     cdef Settled settled     # large documents: finished containers wait untracked (_settle)
 
     def __cinit__(self):
-        self.scratch = NULL
-        self.scratch_cap = 0
         self.stack = []
         self.keys = []
         _settled_init(&self.settled, False)
 
     def __dealloc__(self):
-        PyMem_Free(self.scratch)
         _settled_clear(&self.settled)
-
 
     cdef int fail(self, str reason, Py_ssize_t pos) except -1:
         cdef list steps = []
@@ -347,42 +315,31 @@ cdef class _StrictParser:
                 self.fail("invalid literal", i + k)
         return i + size
 
-    cdef int parse_hex4(self, Py_ssize_t i) except -1:
-        cdef Py_ssize_t k
-        cdef int v = 0, h
-        for k in range(i, i + 4):
-            if k >= self.n:
-                self.eof()
-            h = _hex_value(self.p[k])
-            if h < 0:
-                self.fail("invalid escape", k)
-            v = (v << 4) | h
-        return v
-
-    cdef int reserve(self, Py_ssize_t need) except -1:
-        cdef Py_ssize_t cap = self.scratch_cap if self.scratch_cap else 256
-        cdef void* grown
-        while cap < need:
-            cap *= 2
-        if cap != self.scratch_cap:
-            grown = PyMem_Realloc(self.scratch, cap)
-            if grown == NULL:
-                raise MemoryError()
-            self.scratch = <unsigned char*>grown
-            self.scratch_cap = cap
-        return 0
+    cdef int string_error(self, int status, ajpcore_str_scan* r) except -1:
+        """Raise the DecodeError for a string ``_scan_string`` refused."""
+        cdef Py_ssize_t at = r.end
+        if status == AJPCORE_STR_EOF:
+            return self.eof()
+        if status == AJPCORE_STR_BAD_UTF8:
+            # RFC 7493 §2.1: text MUST be valid UTF-8 (RFC 3629, no surrogates).
+            return self.fail("invalid UTF-8", at)
+        if status == AJPCORE_STR_CONTROL:
+            return self.fail("control character in string", at)
+        if status == AJPCORE_STR_BAD_ESCAPE:
+            return self.fail("invalid escape", at)
+        if status == AJPCORE_STR_SURROGATE:
+            return self.fail(_surrogate_reason(PyBytes_FromStringAndSize(<const char*>self.p + at, 6)), at)
+        return self.fail(_noncharacter_reason(<long>r.cp), at)
 
     cdef object parse_string(self, Py_ssize_t start, bint is_key=False):
         """Read the string whose opening quote is at ``start``; leave ``self.i`` after it."""
         cdef const unsigned char* p = self.p
         cdef Py_ssize_t n = self.n
-        cdef Py_ssize_t i = start + 1
-        cdef Py_ssize_t seg, j, size, out = 0
-        cdef bint escaped = False, ascii = True
-        cdef unsigned char c, e
-        cdef int cp, low
+        cdef Py_ssize_t i = _scan_plain(p, start + 1, n)
+        cdef Py_ssize_t size
+        cdef ajpcore_str_scan r
+        cdef int status, kind
         cdef object s
-        i = _scan_plain(p, i, n)
         if i < n and p[i] == 0x22:
             # The common case: plain ASCII, no escapes.
             size = i - start - 1
@@ -391,94 +348,22 @@ cdef class _StrictParser:
                 return _ascii_key(p + start + 1, size)
             s = PyUnicode_New(size, 127)
             memcpy(PyUnicode_1BYTE_DATA(s), p + start + 1, size)
-            self.i = i + 1
             return s
-        seg = start + 1  # first raw byte not yet copied to the scratch buffer
-        while True:
-            i = _scan_plain(p, i, n)
-            if i >= n:
-                self.eof()
-            c = p[i]
-            if c >= 0x80:
-                # RFC 7493 §2.1: text MUST be valid UTF-8 (RFC 3629, no surrogates).
-                size = _utf8_sequence(p, i, n)
-                if size == 0:
-                    self.fail("invalid UTF-8", i)
-                ascii = False
-                i += size
-                continue
-            if c == 0x22:
-                break
-            if c != 0x5C:
-                self.fail("control character in string", i)
-            j = i
-            if j + 1 >= n:
-                self.eof()
-            e = p[j + 1]
-            # Copy the raw run before the escape, then the escaped character as UTF-8.
-            self.reserve(out + (j - seg) + 4)
-            memcpy(self.scratch + out, p + seg, j - seg)
-            out += j - seg
-            escaped = True
-            if e != 0x75:
-                if e == 0x22 or e == 0x5C or e == 0x2F:
-                    c = e
-                elif e == 0x62:
-                    c = 0x08
-                elif e == 0x66:
-                    c = 0x0C
-                elif e == 0x6E:
-                    c = 0x0A
-                elif e == 0x72:
-                    c = 0x0D
-                elif e == 0x74:
-                    c = 0x09
-                else:
-                    self.fail("invalid escape", j + 1)
-                self.scratch[out] = c
-                out += 1
-                i = j + 2
-                seg = i
-                continue
-            cp = self.parse_hex4(j + 2)
-            i = j + 6
-            if 0xD800 <= cp <= 0xDBFF:
-                # RFC 8259 §7 / RFC 7493 §2.1: a high surrogate escape must be followed by a low one.
-                if not (i + 1 < n and p[i] == 0x5C and p[i + 1] == 0x75):
-                    self.fail(_surrogate_reason(PyBytes_FromStringAndSize(<const char*>p + j, 6)), j)
-                low = self.parse_hex4(i + 2)
-                if not (0xDC00 <= low <= 0xDFFF):
-                    self.fail(_surrogate_reason(PyBytes_FromStringAndSize(<const char*>p + j, 6)), j)
-                cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00)
-                i += 6
-            elif 0xDC00 <= cp <= 0xDFFF:
-                self.fail(_surrogate_reason(PyBytes_FromStringAndSize(<const char*>p + j, 6)), j)
-            if cp < 0x80:
-                self.scratch[out] = <unsigned char>cp
-                out += 1
-            elif cp < 0x800:
-                self.scratch[out] = <unsigned char>(0xC0 | (cp >> 6))
-                self.scratch[out + 1] = <unsigned char>(0x80 | (cp & 0x3F))
-                out += 2
-            elif cp < 0x10000:
-                self.scratch[out] = <unsigned char>(0xE0 | (cp >> 12))
-                self.scratch[out + 1] = <unsigned char>(0x80 | ((cp >> 6) & 0x3F))
-                self.scratch[out + 2] = <unsigned char>(0x80 | (cp & 0x3F))
-                out += 3
-            else:
-                self.scratch[out] = <unsigned char>(0xF0 | (cp >> 18))
-                self.scratch[out + 1] = <unsigned char>(0x80 | ((cp >> 12) & 0x3F))
-                self.scratch[out + 2] = <unsigned char>(0x80 | ((cp >> 6) & 0x3F))
-                self.scratch[out + 3] = <unsigned char>(0x80 | (cp & 0x3F))
-                out += 4
-            seg = i
-        self.i = i + 1
-        if not escaped:
-            return PyUnicode_DecodeUTF8(<const char*>p + start + 1, i - start - 1, NULL)
-        self.reserve(out + (i - seg))
-        memcpy(self.scratch + out, p + seg, i - seg)
-        out += i - seg
-        return PyUnicode_DecodeUTF8(<const char*>self.scratch, out, NULL)
+        # Escapes or non-ASCII text: check it all once, then build the str at its final
+        # length and kind straight from the bytes (see ajpcore_scan_string).
+        status = _scan_string(p, start + 1, i, n, &r)
+        if status != AJPCORE_STR_OK:
+            self.string_error(status, &r)
+        self.i = r.end + 1
+        s = PyUnicode_New(r.length, r.maxchar)
+        kind = PyUnicode_KIND(s)
+        if kind == PyUnicode_1BYTE_KIND:
+            _fill_ucs1(p + start + 1, p + r.end, PyUnicode_DATA(s))
+        elif kind == PyUnicode_2BYTE_KIND:
+            _fill_ucs2(p + start + 1, p + r.end, PyUnicode_DATA(s))
+        else:
+            _fill_ucs4(p + start + 1, p + r.end, PyUnicode_DATA(s))
+        return s
 
     cdef object parse_number(self, Py_ssize_t start):
         """Read the number at ``start`` (RFC 8259 §6); leave ``self.i`` after it."""
@@ -531,7 +416,10 @@ cdef class _StrictParser:
                 return _decode_big_int(PyBytes_FromStringAndSize(<const char*>p + start, size))
             except _Refusal as exc:
                 self.fail(str(exc), start)
-        # float(text) exactly: the same correctly rounded conversion CPython's float() uses.
+        # float(text) exactly: the correctly rounded binary64, read directly when that is
+        # decidable (ajpcore_parse_double), else by the conversion CPython's float() uses.
+        if _parse_double(p, start, i, &x):
+            return PyFloat_FromDouble(x)
         if size < 64:
             memcpy(small, p + start, size)
             small[size] = 0
@@ -552,11 +440,14 @@ cdef class _StrictParser:
         return PyFloat_FromDouble(x)
 
     cdef Py_ssize_t digits_after(self, Py_ssize_t i) except -1:
-        if i >= self.n:
+        cdef const unsigned char* p = self.p
+        cdef Py_ssize_t n = self.n
+        if i >= n:
             self.eof()
-        if not (0x30 <= self.p[i] <= 0x39):
+        if not (0x30 <= p[i] <= 0x39):
             self.fail("invalid number", i)
-        while i < self.n and 0x30 <= self.p[i] <= 0x39:
+        i += 1
+        while i < n and 0x30 <= p[i] <= 0x39:
             i += 1
         return i
 

@@ -20,7 +20,7 @@ VECTORS = {v["id"]: v for v in FILE["vectors"]}
 SECRET = FILE["hmac_secret_utf8"]
 PUBLIC = FILE["keypair"]["public_key_spki_der_b64"]
 PRIVATE = FILE["keypair"]["private_key_pkcs8_der_b64"]
-BACKENDS = [None, "pynacl"]
+BACKENDS = [None, "cryptography"]  # None is libsodium (the default)
 
 
 def key_for(message):

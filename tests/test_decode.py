@@ -3,8 +3,10 @@
 import gzip
 import math
 import pickle
+import random
 import re
 import struct
+import unicodedata
 
 import pytest
 
@@ -120,6 +122,41 @@ def test_long_numbers_that_fit_are_read_as_float(impl):
         assert type(got) is float and got == float(text)
 
 
+def _float_texts():
+    """Decimal literals that exercise every way of reading a binary64: exact small ones, 17-digit and
+    shortest forms of random doubles, random significands of up to 19 digits over the whole exponent
+    range, more than 19 digits, exact halfway points (round half to even), subnormals, the edges."""
+    rng = random.Random(20261130)
+    texts = [
+        "0.1", "1e23", "8.98846567431158e307", "9007199254740993.0", "9007199254740992.5", "9007199254740991.5",
+        "2.2250738585072011e-308", "2.2250738585072012e-308", "2.2250738585072014e-308",
+        "4.9406564584124654e-324", "2.4703282292062327e-324", "2.4703282292062328e-324", "1e-323",
+        "1.7976931348623157e308", "1.7976931348623158e308", "179769313486231570000e288", "0.0000000000000000000001e22",
+        "123456789012345678901234567890e-10", "1.00000000000000011102230246251565404236316680908203125",
+        "1.00000000000000011102230246251565404236316680908203124", "7.2057594037927933e16", "-0.0e0", "0E-999",
+    ]
+    for _ in range(4000):
+        x = struct.unpack("<d", struct.pack("<Q", rng.getrandbits(64)))[0]
+        if math.isfinite(x):
+            texts += [repr(x) if ("e" in repr(x) or "." in repr(x)) else repr(x) + ".0", "%.17e" % x, "%.*e" % (rng.randint(0, 16), x)]
+        digits = rng.randint(1, 10 ** rng.randint(1, 19))
+        texts += ["%de%d" % (digits, rng.randint(-345, 310)), "-%d.%de%d" % (rng.randint(0, 999), digits, rng.randint(-40, 40))]
+    for _ in range(1500):
+        # The exact midpoint between two adjacent doubles with a short decimal form: m * 2**-k.
+        k = rng.randint(1, 60)
+        x = rng.getrandbits(54) | 1
+        texts.append("%de-%d" % (x * 5**k, k))
+    return [t for t in texts if math.isfinite(float(t))]  # beyond binary64 is a refusal (tested apart)
+
+
+def test_numbers_read_as_float_of_their_text_bit_for_bit(impl):
+    texts = _float_texts()
+    got = impl.decode(("[" + ",".join(texts) + "]").encode())
+    for text, value in zip(texts, got):
+        expected = float(text)
+        assert type(value) is float and struct.pack("<d", value) == struct.pack("<d", expected), text
+
+
 def test_minus_zero_and_fractions(impl):
     # "-0" is the integer zero (as json and orjson read it; RFC 8785 writes both as 0).
     assert type(impl.decode(b"-0")) is int and impl.decode(b"-0") == 0
@@ -224,13 +261,67 @@ def test_invalid_utf8_is_refused_at_its_first_byte(impl, sequence):
 
 
 def test_valid_utf8_at_the_edges_is_accepted(impl):
-    for ch in ["\x7f", "\x80", "\u07ff", "\u0800", "\ud7ff", "\ue000", "\uffff", "\U00010000", "\U0010ffff"]:
+    # U+FFFF and U+10FFFF are the last code points of their ranges but noncharacters (refused
+    # below); U+FFFD and U+10FFFD are the last characters I-JSON admits there.
+    for ch in ["\x7f", "\x80", "\u07ff", "\u0800", "\ud7ff", "\ue000", "\ufffd", "\U00010000", "\U0010fffd"]:
         assert impl.decode(('"' + ch + '"').encode()) == ch
 
 
 def test_surrogate_pair_escapes_make_one_character(impl):
     assert impl.decode(b'"\\ud834\\udd1e"') == "\U0001d11e"
-    assert impl.decode(b'"\\uDBFF\\uDFFF"') == "\U0010ffff"
+    assert impl.decode(b'"\\uDBFF\\uDFFD"') == "\U0010fffd"
+
+
+# RFC 7493 §2.1: I-JSON text MUST NOT include noncharacters: U+FDD0..U+FDEF (32) and the last
+# two code points of each of the 17 planes (34), 66 in all.
+NONCHARACTERS = [*range(0xFDD0, 0xFDF0), *(plane << 16 | low for plane in range(17) for low in (0xFFFE, 0xFFFF))]
+
+
+def _escaped(cp):
+    if cp < 0x10000:
+        return "\\u%04X" % cp
+    cp -= 0x10000
+    return "\\u%04x\\u%04x" % (0xD800 + (cp >> 10), 0xDC00 + (cp & 0x3FF))
+
+
+def test_noncharacters_are_66():
+    assert len(NONCHARACTERS) == 66
+    assert all(unicodedata.category(chr(cp)) == "Cn" for cp in NONCHARACTERS)
+
+
+@pytest.mark.parametrize("cp", NONCHARACTERS, ids=lambda cp: "U+%04X" % cp)
+def test_noncharacters_are_refused_raw_and_escaped_in_values_and_names(impl, cp):
+    reason = "noncharacter `U+%04X` is not allowed" % cp
+    raw = chr(cp).encode("utf-8")
+    escaped = _escaped(cp).encode("ascii")
+    for body in (raw, escaped):
+        # A value (after ASCII, Latin-1 and astral text, so the string is not plain), and a member name.
+        exc = refusal(impl, b'{"k": ["ok", "ab\xc3\xa9\xf0\x9f\x98\x80' + body + b'z"]}')
+        assert (exc.reason, exc.pos, exc.pointer) == (reason, 22, "/k")
+        exc = refusal(impl, b'{"a": 1, "x\\n' + body + b'": 2}')
+        assert (exc.reason, exc.pos, exc.pointer) == (reason, 13, "")
+        exc = refusal(impl, b'"' + body + b'"')
+        assert (exc.reason, exc.pos) == (reason, 1)
+    # A str document is read as its UTF-8 bytes.
+    assert refusal(impl, '["' + chr(cp) + '"]').reason == reason
+
+
+def test_noncharacter_refusal_comes_in_byte_order(impl):
+    # The first problem met reading left to right wins, whichever kind it is.
+    assert refusal(impl, b'["\xef\xbf\xbf\xff"]').reason == "noncharacter `U+FFFF` is not allowed"
+    assert refusal(impl, b'["\xff\xef\xbf\xbf"]').reason == "invalid UTF-8"
+    assert refusal(impl, b'["\\ud800\\uffff"]').reason == "lone surrogate escape `\\ud800`"
+    assert refusal(impl, b'["\\ufdd0\x01"]').reason == "noncharacter `U+FDD0` is not allowed"
+    assert refusal(impl, b'["\x01\\ufdd0"]').reason == "control character in string"
+    exc = refusal(impl, b'{"\xef\xb7\x90": 1, "\xef\xb7\x90": 2}')
+    assert (exc.reason, exc.pos) == ("noncharacter `U+FDD0` is not allowed", 2)  # before the duplicate
+
+
+def test_characters_next_to_noncharacters_are_accepted(impl):
+    for cp in (0xFDCF, 0xFDF0, 0xFFFD, 0x1FFFD, 0x20000, 0x10FFFD, 0xEFFFD):
+        text = chr(cp)
+        assert impl.decode(('"' + text + '"').encode()) == text
+        assert impl.decode(b'"' + _escaped(cp).encode() + b'"') == text
 
 
 def test_location_fields(impl):

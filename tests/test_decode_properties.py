@@ -9,14 +9,14 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from ajpcore import DecodeError
-from ajpcore.strategies import json_values
+from ajpcore.strategies import json_characters, json_values
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 # (the impl fixture is a module, the same for every example)
 
 # -- I-JSON values ---------------------------------------------------------------
 
-text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
+text = st.text(json_characters, max_size=12)  # I-JSON refuses noncharacters, orjson and json do not
 safe_ints = st.integers(-(2**53) + 1, 2**53 - 1)
 finite = st.floats(allow_nan=False, allow_infinity=False)
 
@@ -260,3 +260,16 @@ def test_pure_fast_path_depth_check_on_wide_documents(depth, kinds, copies, slac
     doc = b"[" + b",".join([item] * copies) + b"]"
     limit = max(0, len(levels) + 1 + slack)
     assert outcome(_core_py, doc, max_depth=limit) == reference_outcome(doc, max_depth=limit)
+
+
+NONCHARACTERS = [*range(0xFDD0, 0xFDF0), *(plane << 16 | low for plane in range(17) for low in (0xFFFE, 0xFFFF))]
+
+
+@SETTINGS
+@given(head=text, tail=text, cp=st.sampled_from(NONCHARACTERS), ascii_only=st.booleans())
+def test_a_noncharacter_anywhere_in_a_string_is_refused_where_it_starts(twins, head, tail, cp, ascii_only):
+    # RFC 7493 §2.1, raw (canonical UTF-8) or escaped (json's \uXXXX, a pair beyond the BMP).
+    doc = json.dumps([head + chr(cp) + tail], ensure_ascii=ascii_only).encode()
+    start = len(json.dumps([head], ensure_ascii=ascii_only).encode()) - 2  # where the closing quote was
+    result = agree(twins, doc)
+    assert result[:3] == ("error", f"JSON is malformed: noncharacter `U+{cp:04X}` is not allowed (byte {start})", start)

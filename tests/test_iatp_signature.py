@@ -23,7 +23,7 @@ README = Path(__file__).resolve().parent.parent / "README.md"
 SEED = bytes(range(32))
 KEY = Ed25519PrivateKey.from_seed(SEED)
 OTHER = Ed25519PrivateKey.from_seed(bytes(32))
-BACKENDS = [None, "pynacl"]
+BACKENDS = [None, "cryptography"]  # None is libsodium (the default)
 
 
 def worked_example_manifest():

@@ -19,6 +19,16 @@ FILES = sorted(os.listdir(FOLDER))
 REFUSED_ON_PURPOSE = {
     "y_object_duplicated_key.json": "duplicate member name `a`",  # RFC 7493 §2.3: names MUST be unique
     "y_object_duplicated_key_and_value.json": "duplicate member name `a`",  # even with the same value
+    # RFC 7493 §2.1: strings MUST NOT contain Unicode noncharacters (U+FDD0..U+FDEF, U+xFFFE, U+xFFFF),
+    # raw or escaped; RFC 8259 only allows them.
+    "y_string_escaped_noncharacter.json": "noncharacter `U+FFFF` is not allowed",  # \uFFFF
+    "y_string_last_surrogates_1_and_2.json": "noncharacter `U+10FFFF` is not allowed",  # \uDBFF\uDFFF
+    "y_string_nonCharacterInUTF-8_U+10FFFF.json": "noncharacter `U+10FFFF` is not allowed",  # raw F4 8F BF BF
+    "y_string_nonCharacterInUTF-8_U+FFFF.json": "noncharacter `U+FFFF` is not allowed",  # raw EF BF BF
+    "y_string_unicode_U+10FFFE_nonchar.json": "noncharacter `U+10FFFE` is not allowed",  # \uDBFF\uDFFE
+    "y_string_unicode_U+1FFFE_nonchar.json": "noncharacter `U+1FFFE` is not allowed",  # \uD83F\uDFFE
+    "y_string_unicode_U+FDD0_nonchar.json": "noncharacter `U+FDD0` is not allowed",  # \uFDD0
+    "y_string_unicode_U+FFFE_nonchar.json": "noncharacter `U+FFFE` is not allowed",  # \uFFFE
 }
 
 ACCEPT = "accept"

@@ -191,6 +191,33 @@ def test_sign_verify_both_backends(core, backend):
         other.verify(sig, b"message", backend=backend)
 
 
+def test_default_backend_is_libsodium(core, monkeypatch):
+    # PyNaCl is a dependency, so a verify without `backend` goes through libsodium, and
+    # `backend="cryptography"` through OpenSSL: each call is seen by the library meant.
+    import ajpcore.keys as keys
+
+    assert keys.DEFAULT_BACKEND == "pynacl"
+    calls = []
+    real_open = keys._sodium_sign_open
+
+    def spy(signed, raw):
+        calls.append("pynacl")
+        return real_open(signed, raw)
+
+    monkeypatch.setattr(keys, "_sodium_sign_open", spy)
+    private = Ed25519PrivateKey.generate()
+    sig = private.sign(b"message")
+    private.public_key.verify(sig, b"message")
+    assert calls == ["pynacl"]
+    with pytest.raises(BadSignature, match="does not match"):
+        private.public_key.verify(sig, b"messagE")
+    assert calls == ["pynacl", "pynacl"]
+    private.public_key.verify(sig, b"message", backend="cryptography")
+    with pytest.raises(BadSignature, match="does not match"):
+        private.public_key.verify(sig, b"messagE", backend="cryptography")
+    assert calls == ["pynacl", "pynacl"]
+
+
 @pytest.mark.parametrize("length", [0, 63, 65])
 def test_verify_wrong_signature_length(core, backend, length):
     key = Ed25519PublicKey.from_string(REFERENCE_PUBLIC)

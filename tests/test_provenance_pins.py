@@ -184,6 +184,7 @@ def test_file_store_persists_pins_keys_and_history(tmp_path):
         b'{"version": 1}',
         b'{"version": 2, "pins": {}}',
         b'{"version": true, "pins": {}}',
+        b'{"version": 1.0, "pins": {}}',
         b'{"version": 1, "pins": {}, "extra": 0}',
         b'{"version": 1, "pins": {"p": {"fingerprint": "x", "public_key": null, "rotations": []}}}',
         b'{"version": 1, "pins": {"p": {"fingerprint": "' + b"0" * 64 + b'", "public_key": null}}}',

@@ -30,6 +30,7 @@ from .decoder import _decode_big_int as _decode_big_int
 from .decoder import _decode_error as _decode_error
 from .decoder import _duplicate_reason as _duplicate_reason
 from .decoder import _input_bytes as _input_bytes
+from .decoder import _noncharacter_reason as _noncharacter_reason
 from .decoder import _Refusal as _Refusal
 from .decoder import _StrictParser as _StrictParser
 from .decoder import _surrogate_reason as _surrogate_reason

@@ -25,7 +25,8 @@ from .number_format import _format_int
 # that cannot continue a valid document (or at the end of the data); a whole
 # token that is refused (an ill-formed UTF-8 sequence, a lone surrogate escape,
 # a number binary64 cannot hold, a repeated member name) is reported at its
-# first byte, as soon as the token has been read.
+# first byte, as soon as the token has been read.  A noncharacter is reported
+# at its first byte, or at the backslash of its escape (the high one of a pair).
 
 _BOM = b"\xef\xbb\xbf"
 _WHITESPACE = b" \t\n\r"  # RFC 8259 §2: ws
@@ -44,6 +45,14 @@ _DIGITS = frozenset(b"0123456789")
 _INT_DIGITS_SAFE = 15  # every integer of at most 15 digits is within +-(2**53-1)
 _INT_DIGITS_FINITE = 309  # 10**309 > DBL_MAX: a longer integer literal cannot be a double
 _RAW_TEXT = re.compile(rb'[^"\\\x00-\x1f]*')
+# RFC 7493 §2.1 forbids noncharacters (Unicode §23.7): U+FDD0..U+FDEF and U+xFFFE/U+xFFFF
+# of every plane, as well-formed UTF-8 (a match is always at a character start, since
+# its first byte is a lead byte) ...
+_RAW_NONCHARACTER = re.compile(rb"\xef\xb7[\x90-\xaf]|\xef\xbf[\xbe\xbf]|[\xf0-\xf4][\x8f\x9f\xaf\xbf]\xbf[\xbe\xbf]")
+# ... and as escapes: \uFDD0..\uFDEF, \uFFFE, \uFFFF in any hex case (a pair, for the
+# other planes, is sent to the strict parser anyway).  Used only to send a document to
+# the strict parser, which decides.
+_ESCAPED_NONCHARACTER = re.compile(rb"\\u(?:[fF][dD][dDeE][0-9a-fA-F]|[fF]{3}[eEfF])")
 _WHITESPACE_RUN = re.compile(rb"[ \t\n\r]*")
 _DIGIT_RUN = re.compile(rb"[0-9]*")
 
@@ -100,6 +109,14 @@ def _duplicate_reason(key: str) -> str:
 
 def _surrogate_reason(escape: bytes) -> str:
     return f"lone surrogate escape `{escape.decode('ascii')}`"
+
+
+def _noncharacter_reason(cp: int) -> str:
+    return f"noncharacter `U+{cp:04X}` is not allowed"
+
+
+def _is_noncharacter(cp: int) -> bool:
+    return 0xFDD0 <= cp <= 0xFDEF or cp & 0xFFFE == 0xFFFE
 
 
 def _input_bytes(data: Any) -> bytes:
@@ -292,10 +309,13 @@ class _StrictParser:
             j = _RAW_TEXT.match(buf, i).end()
             if j > i:
                 try:
-                    parts.append(buf[i:j].decode("utf-8"))
+                    text = buf[i:j].decode("utf-8")
                 except UnicodeDecodeError as exc:
                     # RFC 7493 §2.1: text MUST be valid UTF-8 (RFC 3629, no surrogates).
+                    self.raw_noncharacter(i, i + exc.start)  # one before the bad byte comes first
                     self.fail("invalid UTF-8", i + exc.start)
+                self.raw_noncharacter(i, j)
+                parts.append(text)
             if j >= n:
                 self.fail("unexpected end of data", n)
             c = buf[j]
@@ -325,7 +345,15 @@ class _StrictParser:
                 i += 6
             elif 0xDC00 <= cp <= 0xDFFF:
                 self.fail(_surrogate_reason(buf[j : j + 6]), j)
+            if _is_noncharacter(cp):
+                self.fail(_noncharacter_reason(cp), j)
             parts.append(chr(cp))
+
+    def raw_noncharacter(self, i: int, j: int) -> None:
+        """Refuse the first noncharacter in the well-formed UTF-8 ``buf[i:j]`` (RFC 7493 §2.1)."""
+        m = _RAW_NONCHARACTER.search(self.buf, i, j)
+        if m is not None:
+            self.fail(_noncharacter_reason(ord(m.group().decode("utf-8"))), m.start())
 
     def parse_number(self, start: int):
         """Read the number at ``start`` (RFC 8259 §6); return its value and the position after it."""
@@ -462,8 +490,10 @@ def _decode_fast(buf: bytes, max_depth: int, allow_duplicate_keys: bool) -> Any:
         text = buf.decode("utf-8")
     except UnicodeDecodeError:
         raise _NotFast from None
-    if b"\\u" in buf and _SURROGATE_ESCAPE.search(buf):
-        raise _NotFast  # json keeps lone surrogates; the reference parser refuses them
+    if b"\\u" in buf and (_SURROGATE_ESCAPE.search(buf) or _ESCAPED_NONCHARACTER.search(buf)):
+        raise _NotFast  # json keeps lone surrogates and noncharacters; the reference parser refuses them
+    if _RAW_NONCHARACTER.search(buf):
+        raise _NotFast
     shape = buf.translate(_NUMBER_SHAPE)
     decoder = _FAST_DECODERS[
         (
@@ -492,7 +522,8 @@ def decode(data: Any, *, max_depth: int = MAX_DEPTH, allow_duplicate_keys: bool 
     other numbers float (exactly ``float(text)``; ``-0`` is int 0),
     true/false/null become True/False/None.  Raises DecodeError (with ``.pos``,
     ``.lineno``, ``.colno`` and ``.pointer``) for anything else: grammar errors,
-    a byte order mark, invalid UTF-8, lone surrogate escapes, NaN/Infinity,
+    a byte order mark, invalid UTF-8, lone surrogate escapes, noncharacters raw
+    or escaped (U+FDD0..U+FDEF, U+xFFFE, U+xFFFF: RFC 7493 §2.1), NaN/Infinity,
     numbers beyond binary64, duplicate member names (unless
     ``allow_duplicate_keys``, then the last wins), nesting deeper than
     ``max_depth``, trailing data.  TypeError for other input types.

@@ -258,7 +258,7 @@ def _load(path: str) -> Dict[str, _Record]:
 
     if not isinstance(doc, dict) or set(doc) != {"version", "pins"}:
         raise corrupt('expected exactly the members "version" and "pins"')
-    if doc["version"] != PIN_FILE_VERSION or isinstance(doc["version"], bool):
+    if type(doc["version"]) is not int or doc["version"] != PIN_FILE_VERSION:
         raise corrupt(f"unknown version (this reader knows {PIN_FILE_VERSION})")
     if not isinstance(doc["pins"], dict):
         raise corrupt('"pins" is not an object')

@@ -1,0 +1,441 @@
+/* C parts of the strict decoder (native/decoder.pxi): scanning strings, building them at
+   their final PEP 393 kind, and reading binary64 numbers without strtod.  Included once,
+   by the generated _core_c.c; everything is static.  No Python API calls but PyUnicode
+   type names: these run on raw bytes. */
+#ifndef AJPCORE_DECODER_SCAN_H
+#define AJPCORE_DECODER_SCAN_H
+
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+/* Index of the lowest-addressed flagged byte of a nonzero mask of 0x80 flags read from memory. */
+#if PY_LITTLE_ENDIAN
+#define AJPCORE_FIRST_FLAGGED(m) (__builtin_ctzll(m) >> 3)
+#else
+#define AJPCORE_FIRST_FLAGGED(m) (__builtin_clzll(m) >> 3)
+#endif
+
+/* First i' >= i where p[i'] is '"', '\', a control character or a non-ASCII byte.
+   Eight bytes at a time: in each mask the lowest flagged byte is exact (a borrow
+   only flags bytes above a true hit), so the lowest flag overall is the answer. */
+static inline Py_ssize_t ajpcore_scan_plain(const unsigned char *p, Py_ssize_t i, Py_ssize_t n) {
+    const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+    while (i + 8 <= n) {
+        uint64_t w, q, b, m;
+        memcpy(&w, p + i, 8);
+        q = w ^ (ones * 0x22);
+        b = w ^ (ones * 0x5C);
+        m = (w | ((w - ones * 0x20) & ~w) | ((q - ones) & ~q) | ((b - ones) & ~b)) & highs;
+        if (m) {
+#if PY_LITTLE_ENDIAN
+            return i + (__builtin_ctzll(m) >> 3);
+#else
+            return i + (__builtin_clzll(m) >> 3);
+#endif
+        }
+        i += 8;
+    }
+    while (i < n && p[i] >= 0x20 && p[i] < 0x80 && p[i] != 0x22 && p[i] != 0x5C)
+        i++;
+    return i;
+}
+
+/* Strings are read in two steps over the bytes of one string: ajpcore_scan_string
+   checks everything (RFC 8259 §7 grammar; RFC 7493 §2.1: well-formed UTF-8, no lone
+   surrogate escapes, no noncharacters) and learns the string's length in code points
+   and its widest code point; ajpcore_fill_ucs1/2/4 then write the characters straight
+   from the UTF-8 bytes and escapes into a str allocated at its final size and kind
+   (PEP 393), without checks, without an intermediate buffer and without widening. */
+enum {
+    AJPCORE_STR_OK = 0,
+    AJPCORE_STR_EOF,         /* at n */
+    AJPCORE_STR_BAD_UTF8,    /* at the first byte of the ill-formed sequence */
+    AJPCORE_STR_CONTROL,     /* at the control character */
+    AJPCORE_STR_BAD_ESCAPE,  /* at the offending byte after the backslash */
+    AJPCORE_STR_SURROGATE,   /* at the backslash of the lone surrogate escape */
+    AJPCORE_STR_NONCHAR      /* at its first byte, or the backslash of its escape */
+};
+
+typedef struct {
+    Py_ssize_t end;      /* OK: index of the closing quote; else where the problem is */
+    Py_ssize_t length;   /* OK: code points */
+    Py_UCS4 maxchar;     /* OK: 0x7F, 0xFF, 0xFFFF or 0x10FFFF, the class of the widest one */
+    Py_UCS4 cp;          /* NONCHAR: the code point */
+} ajpcore_str_scan;
+
+/* RFC 7493 §2.1 (Unicode §23.7): U+FDD0..U+FDEF and the last two code points of every plane. */
+static inline int ajpcore_is_noncharacter(Py_UCS4 cp) {
+    return (cp >= 0xFDD0 && cp <= 0xFDEF) || (cp & 0xFFFE) == 0xFFFE;
+}
+
+static inline Py_UCS4 ajpcore_char_class(Py_UCS4 cp) {
+    return cp < 0x80 ? 0x7F : cp < 0x100 ? 0xFF : cp < 0x10000 ? 0xFFFF : 0x10FFFF;
+}
+
+static inline int ajpcore_hex_digit(unsigned int c) {
+    if (c - 0x30u < 10u) return (int)(c - 0x30u);
+    c |= 0x20u;
+    if (c - 0x61u < 6u) return (int)(c - 0x61u + 10u);
+    return -1;
+}
+
+/* The four hex digits at p[k]; on failure *where is the problem's position. */
+static inline int ajpcore_hex4(const unsigned char *p, Py_ssize_t k, Py_ssize_t n, Py_UCS4 *v, Py_ssize_t *where) {
+    Py_UCS4 x = 0;
+    Py_ssize_t e;
+    for (e = k + 4; k < e; k++) {
+        int h;
+        if (k >= n) { *where = n; return AJPCORE_STR_EOF; }
+        h = ajpcore_hex_digit(p[k]);
+        if (h < 0) { *where = k; return AJPCORE_STR_BAD_ESCAPE; }
+        x = (x << 4) | (Py_UCS4)h;
+    }
+    *v = x;
+    return AJPCORE_STR_OK;
+}
+
+/* Unicode 15 Table 3-7, three-byte sequences: by lead byte E0..EF, the lowest second byte
+   and the width of the second byte's range (E0: A0..BF, no overlongs; ED: 80..9F, no
+   surrogates; others 80..BF). */
+static const unsigned char ajpcore_utf8_3_low[16] = {
+    0xA0, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80};
+static const unsigned char ajpcore_utf8_3_span[16] = {
+    0x1F, 0x3F, 0x3F, 0x3F, 0x3F, 0x3F, 0x3F, 0x3F, 0x3F, 0x3F, 0x3F, 0x3F, 0x3F, 0x1F, 0x3F, 0x3F};
+
+/* Check the string body starting at p[first] up to its closing quote; p[first:i] is
+   already known to be plain ASCII.  The first problem in byte order is reported. */
+static int ajpcore_scan_string(const unsigned char *p, Py_ssize_t first, Py_ssize_t i, Py_ssize_t n,
+                               ajpcore_str_scan *r) {
+    Py_ssize_t shrink = 0;  /* bytes minus code points */
+    Py_UCS4 maxc = 0x7F;
+    for (;;) {
+        unsigned int c;
+        i = ajpcore_scan_plain(p, i, n);
+        if (i >= n) { r->end = n; return AJPCORE_STR_EOF; }
+        c = p[i];
+        /* Unicode 15 Table 3-7: no overlongs, no surrogates (ED A0..BF), nothing past U+10FFFF. */
+        while (c >= 0x80) {
+            if (c < 0xE0) {
+                if (c < 0xC2 || i + 1 >= n || (p[i + 1] & 0xC0) != 0x80) goto bad_utf8;
+                maxc |= c < 0xC4 ? 0xFF : 0xFFFF;
+                shrink += 1;
+                i += 2;
+            } else if (c < 0xF0) {
+                unsigned int c1, c2;
+                if (i + 2 >= n) goto bad_utf8;
+                c1 = p[i + 1];
+                c2 = p[i + 2];
+                if ((unsigned int)(c1 - ajpcore_utf8_3_low[c & 0x0F]) > ajpcore_utf8_3_span[c & 0x0F]
+                    || (c2 ^ 0x80) > 0x3F)
+                    goto bad_utf8;
+                if (c == 0xEF && ((c1 == 0xB7 && c2 >= 0x90 && c2 <= 0xAF) || (c1 == 0xBF && c2 >= 0xBE))) {
+                    r->cp = ((c & 0x0F) << 12) | ((c1 & 0x3F) << 6) | (c2 & 0x3F);
+                    r->end = i;
+                    return AJPCORE_STR_NONCHAR;
+                }
+                maxc |= 0xFFFF;
+                shrink += 2;
+                i += 3;
+            } else {
+                unsigned int c1, c2, c3;
+                if (c > 0xF4 || i + 3 >= n) goto bad_utf8;
+                c1 = p[i + 1];
+                c2 = p[i + 2];
+                c3 = p[i + 3];
+                if (c1 < (c == 0xF0 ? 0x90u : 0x80u) || c1 > (c == 0xF4 ? 0x8Fu : 0xBFu) || (c2 & 0xC0) != 0x80
+                    || (c3 & 0xC0) != 0x80)
+                    goto bad_utf8;
+                if ((c1 & 0x0F) == 0x0F && c2 == 0xBF && c3 >= 0xBE) {  /* U+xFFFE, U+xFFFF */
+                    r->cp = ((c & 0x07) << 18) | ((c1 & 0x3F) << 12) | ((c2 & 0x3F) << 6) | (c3 & 0x3F);
+                    r->end = i;
+                    return AJPCORE_STR_NONCHAR;
+                }
+                maxc |= 0x10FFFF;
+                shrink += 3;
+                i += 4;
+            }
+            if (i >= n) { r->end = n; return AJPCORE_STR_EOF; }
+            c = p[i];
+        }
+        if (c == 0x22) {
+            r->end = i;
+            r->length = (i - first) - shrink;
+            r->maxchar = maxc;
+            return AJPCORE_STR_OK;
+        }
+        if (c == 0x5C) {
+            Py_ssize_t j = i;
+            Py_UCS4 cp, low;
+            unsigned int e;
+            int status;
+            if (j + 1 >= n) { r->end = n; return AJPCORE_STR_EOF; }
+            e = p[j + 1];
+            if (e != 0x75) {
+                if (e == 0x22 || e == 0x5C || e == 0x2F || e == 0x62 || e == 0x66 || e == 0x6E || e == 0x72 || e == 0x74) {
+                    shrink += 1;
+                    i = j + 2;
+                    continue;
+                }
+                r->end = j + 1;
+                return AJPCORE_STR_BAD_ESCAPE;
+            }
+            status = ajpcore_hex4(p, j + 2, n, &cp, &r->end);
+            if (status) return status;
+            i = j + 6;
+            if (cp >= 0xD800 && cp <= 0xDBFF) {
+                /* RFC 8259 §7 / RFC 7493 §2.1: a high surrogate escape must be followed by a low one. */
+                if (!(i + 1 < n && p[i] == 0x5C && p[i + 1] == 0x75)) { r->end = j; return AJPCORE_STR_SURROGATE; }
+                status = ajpcore_hex4(p, i + 2, n, &low, &r->end);
+                if (status) return status;
+                if (low < 0xDC00 || low > 0xDFFF) { r->end = j; return AJPCORE_STR_SURROGATE; }
+                cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+                i += 6;
+                shrink += 11;
+            } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+                r->end = j;
+                return AJPCORE_STR_SURROGATE;
+            } else {
+                shrink += 5;
+            }
+            if (ajpcore_is_noncharacter(cp)) { r->cp = cp; r->end = j; return AJPCORE_STR_NONCHAR; }
+            maxc |= ajpcore_char_class(cp);
+            continue;
+        }
+        if (c < 0x20) { r->end = i; return AJPCORE_STR_CONTROL; }
+        /* plain ASCII after a multi-byte character: keep scanning */
+    }
+bad_utf8:
+    r->end = i;
+    return AJPCORE_STR_BAD_UTF8;
+}
+
+static inline Py_UCS4 ajpcore_hex4_checked(const unsigned char *p) {
+    return ((Py_UCS4)ajpcore_hex_digit(p[0]) << 12) | ((Py_UCS4)ajpcore_hex_digit(p[1]) << 8)
+           | ((Py_UCS4)ajpcore_hex_digit(p[2]) << 4) | (Py_UCS4)ajpcore_hex_digit(p[3]);
+}
+
+static inline Py_UCS4 ajpcore_short_escape(unsigned int e) {
+    switch (e) {
+    case 0x62: return 0x08;
+    case 0x66: return 0x0C;
+    case 0x6E: return 0x0A;
+    case 0x72: return 0x0D;
+    case 0x74: return 0x09;
+    default: return e;  /* " \ / */
+    }
+}
+
+/* Write the code points of the checked string body p[0:end) to o (one element per code point).
+   A plain ASCII byte starts a block copy of the plain bytes among the next eight (widened);
+   multi-byte characters follow each other without that check, as in CJK text. */
+#define AJPCORE_FILL(NAME, T)                                                                       \
+static void NAME(const unsigned char *p, const unsigned char *end, T *o) {                          \
+    const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;                     \
+    while (p < end) {                                                                               \
+        unsigned int c = *p;                                                                        \
+        if (c >= 0x80) {                                                                            \
+            if (c < 0xE0) {                                                                         \
+                *o++ = (T)(((c & 0x1F) << 6) | (p[1] & 0x3F));                                      \
+                p += 2;                                                                             \
+            } else if (c < 0xF0) {                                                                  \
+                *o++ = (T)(((c & 0x0F) << 12) | ((p[1] & 0x3F) << 6) | (p[2] & 0x3F));              \
+                p += 3;                                                                             \
+            } else {                                                                                \
+                *o++ = (T)(((c & 0x07) << 18) | ((p[1] & 0x3F) << 12) | ((p[2] & 0x3F) << 6)        \
+                           | (p[3] & 0x3F));                                                        \
+                p += 4;                                                                             \
+            }                                                                                       \
+        } else if (c == 0x5C) {                                                                     \
+            if (p[1] != 0x75) {                                                                     \
+                *o++ = (T)ajpcore_short_escape(p[1]);                                               \
+                p += 2;                                                                             \
+            } else {                                                                                \
+                Py_UCS4 cp = ajpcore_hex4_checked(p + 2);                                           \
+                p += 6;                                                                             \
+                if (cp >= 0xD800 && cp <= 0xDBFF) {                                                 \
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (ajpcore_hex4_checked(p + 2) - 0xDC00);  \
+                    p += 6;                                                                         \
+                }                                                                                   \
+                *o++ = (T)cp;                                                                       \
+            }                                                                                       \
+        } else if (end - p >= 8) {                                                                  \
+            uint64_t w, b, m;                                                                       \
+            int k, run;                                                                             \
+            memcpy(&w, p, 8);                                                                       \
+            b = w ^ (ones * 0x5C);                                                                  \
+            m = (w | ((b - ones) & ~b)) & highs;                                                    \
+            /* plain bytes before the first non-ASCII byte or backslash (>= 1: p[0] is plain) */    \
+            run = m ? (int)(AJPCORE_FIRST_FLAGGED(m)) : 8;                                          \
+            for (k = 0; k < run; k++)                                                               \
+                o[k] = (T)p[k];                                                                     \
+            o += run;                                                                               \
+            p += run;                                                                               \
+        } else {                                                                                    \
+            *o++ = (T)c;                                                                            \
+            p++;                                                                                    \
+        }                                                                                           \
+    }                                                                                               \
+}
+AJPCORE_FILL(ajpcore_fill_ucs1, Py_UCS1)
+AJPCORE_FILL(ajpcore_fill_ucs2, Py_UCS2)
+AJPCORE_FILL(ajpcore_fill_ucs4, Py_UCS4)
+
+/* ---------------------------------------------------------------------------
+   Member names: the decoder's cache of short ASCII names hashes them 8 bytes at a time
+   (one multiply per word instead of one per byte) and confirms a hit by comparing the
+   bytes inline.  The hash only picks a cache slot; it never decides equality. */
+static inline unsigned int ajpcore_name_hash(const unsigned char *p, Py_ssize_t n) {
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)n, w;
+    Py_ssize_t i = 0, k;
+    for (; i + 8 <= n; i += 8) {
+        memcpy(&w, p + i, 8);
+        h = (h ^ w) * 0xFF51AFD7ED558CCDULL;
+        h ^= h >> 32;
+    }
+    if (i < n) {
+        w = 0;
+        for (k = 0; i + k < n; k++)
+            w |= (uint64_t)p[i + k] << (8 * k);
+        h = (h ^ w) * 0xFF51AFD7ED558CCDULL;
+    }
+    return (unsigned int)(h ^ (h >> 29) ^ (h >> 47));
+}
+
+static inline int ajpcore_same_bytes(const unsigned char *a, const unsigned char *b, Py_ssize_t n) {
+    Py_ssize_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t x, y;
+        memcpy(&x, a + i, 8);
+        memcpy(&y, b + i, 8);
+        if (x != y)
+            return 0;
+    }
+    for (; i < n; i++)
+        if (a[i] != b[i])
+            return 0;
+    return 1;
+}
+
+/* ---------------------------------------------------------------------------
+   Numbers: the correctly rounded binary64 of a decimal literal, as float(text) gives it,
+   for the usual literals: Clinger's exact fast path (the significand and the power of ten
+   are both exact doubles), else the Eisel-Lemire algorithm (D. Lemire, "Number Parsing
+   at a Gigabyte per Second", Software: Practice and Experience 51(8), 2021, §5-6) over a
+   128-bit approximation of 5^q.  Whenever the result could be ambiguous (more than 19
+   significant digits, a subnormal or out-of-range result, a product too close to a
+   halfway point) the caller falls back to CPython's exact PyOS_string_to_double. */
+
+#define AJPCORE_POW5_MIN (-342)
+#define AJPCORE_POW5_MAX 308
+/* [q - AJPCORE_POW5_MIN] = {high, low} 64-bit words of 5^q scaled into [2^127, 2^128):
+   truncated for q >= 0, the reciprocal rounded up for q < 0 (filled at import by
+   decoder.pxi from exact integers). */
+static uint64_t ajpcore_pow5_128[AJPCORE_POW5_MAX - AJPCORE_POW5_MIN + 1][2];
+
+static const double ajpcore_exact_pow10[23] = {
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+    1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+};
+
+/* The binary64 bits (no sign) of w * 10^q, w != 0; 0 when undecided. */
+static int ajpcore_eisel_lemire(uint64_t w, int q, uint64_t *bits) {
+    const uint64_t *pow5 = ajpcore_pow5_128[q - AJPCORE_POW5_MIN];
+    int lz = __builtin_clzll(w);
+    unsigned __int128 product;
+    uint64_t hi, lo, mantissa;
+    int upperbit, power2;
+    w <<= lz;
+    product = (unsigned __int128)w * pow5[0];
+    hi = (uint64_t)(product >> 64);
+    lo = (uint64_t)product;
+    if ((hi & 0x1FF) == 0x1FF) {
+        /* The 9 bits below the 55 that decide the rounding are all ones: refine with the
+           low word of 5^q (exact for 5^q < 2^128, i.e. q <= 55). */
+        uint64_t second_hi = (uint64_t)(((unsigned __int128)w * pow5[1]) >> 64);
+        lo += second_hi;
+        if (second_hi > lo)
+            hi++;
+    }
+    if (lo == 0xFFFFFFFFFFFFFFFFULL && (q < -27 || q > 55))
+        return 0;  /* the approximation may be one unit short of a carry */
+    upperbit = (int)(hi >> 63);
+    mantissa = hi >> (upperbit + 9);
+    /* floor(log2(10^q)) + 63 via 217706 / 2^16 ~ log2(10), exact over the table's range */
+    power2 = ((q * (152170 + 65536)) >> 16) + 63 + upperbit - lz + 1023;
+    if (power2 <= 0)
+        return 0;  /* subnormal: the slow path */
+    if (lo <= 1 && q >= -4 && q <= 23 && (mantissa & 3) == 1 && (mantissa << (upperbit + 9)) == hi)
+        mantissa &= ~1ULL;  /* exactly halfway (5^q exact): round to even, i.e. down */
+    mantissa += mantissa & 1;
+    mantissa >>= 1;
+    if (mantissa >= (2ULL << 52)) {
+        mantissa = 1ULL << 52;
+        power2++;
+    }
+    mantissa &= ~(1ULL << 52);
+    if (power2 >= 0x7FF)
+        return 0;  /* overflow: the slow path says infinity */
+    *bits = mantissa | ((uint64_t)power2 << 52);
+    return 1;
+}
+
+/* p[i:end) is a number literal the JSON grammar accepted (RFC 8259 §6) with a fraction or an
+   exponent.  Returns 1 with *out = float(text), or 0 when the caller must use the slow path. */
+static int ajpcore_parse_double(const unsigned char *p, Py_ssize_t i, Py_ssize_t end, double *out) {
+    uint64_t w = 0, bits;
+    int negative = 0, digits = 0;
+    long q = 0;
+    double d;
+    if (p[i] == 0x2D) {
+        negative = 1;
+        i++;
+    }
+    for (; i < end && p[i] - 0x30u < 10u; i++) {
+        if (w == 0 && p[i] == 0x30)
+            continue;
+        if (++digits > 19)
+            return 0;
+        w = w * 10 + (p[i] - 0x30u);
+    }
+    if (i < end && p[i] == 0x2E) {
+        for (i++; i < end && p[i] - 0x30u < 10u; i++) {
+            q--;
+            if (w == 0 && p[i] == 0x30)
+                continue;
+            if (++digits > 19)
+                return 0;
+            w = w * 10 + (p[i] - 0x30u);
+        }
+    }
+    if (i < end && (p[i] | 0x20) == 0x65) {
+        int eneg = 0;
+        long e = 0;
+        i++;
+        if (p[i] == 0x2B || p[i] == 0x2D) {
+            eneg = p[i] == 0x2D;
+            i++;
+        }
+        for (; i < end && p[i] - 0x30u < 10u; i++)
+            if (e < 100000)
+                e = e * 10 + (p[i] - 0x30u);
+        q += eneg ? -e : e;
+    }
+    if (w == 0) {
+        *out = negative ? -0.0 : 0.0;
+        return 1;
+    }
+    if (q >= -22 && q <= 22 && w <= (1ULL << 53)) {
+        d = (double)w;  /* exact, and so is 10^|q|: one correctly rounded operation */
+        d = q < 0 ? d / ajpcore_exact_pow10[-q] : d * ajpcore_exact_pow10[q];
+        *out = negative ? -d : d;
+        return 1;
+    }
+    if (q < AJPCORE_POW5_MIN || q > AJPCORE_POW5_MAX || !ajpcore_eisel_lemire(w, (int)q, &bits))
+        return 0;
+    bits |= (uint64_t)negative << 63;
+    memcpy(out, &bits, sizeof bits);
+    return 1;
+}
+
+#endif  /* AJPCORE_DECODER_SCAN_H */

@@ -1,0 +1,103 @@
+"""bench/report.py: the ratio table from a small synthetic pytest-benchmark JSON (no matplotlib needed)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+import report
+
+
+def bench(group, name, lo, median, **extra):
+    return {"group": group, "name": name, "stats": {"min": lo, "median": median, "mean": median}, **extra}
+
+
+DOC = {
+    "machine_info": {
+        "cpu": {"brand_raw": "Test CPU 9000", "count": 2},
+        "python_implementation": "CPython",
+        "python_version": "3.11.7",
+    },
+    "datetime": "2026-11-30T19:05:11.123456+00:00",
+    "benchmarks": [
+        bench("decode:offer", "ajpcore-c", 4e-6, 5e-6),
+        bench("decode:offer", "ajpcore-py", 40e-6, 44e-6),
+        bench("decode:offer", "orjson.loads", 2e-6, 4e-6),
+        bench("decode:offer", "json.loads", 8e-6, 10e-6),
+        # Unnamed benches, as pytest-benchmark writes them when a test sets no name.
+        bench("sign:offer", "test_sign_ajpcore[ajpcore-c-offer]", 3e-6, 3e-6),
+        bench("sign:offer", "test_sign_orjson_hmac[offer]", 1.5e-6, 2e-6),
+        bench("verify:manifest", "test_verify_ajpcore[ajpcore-c-openssl]", 110e-6, 120e-6),
+        bench("verify:manifest", "test_verify_ajpcore[ajpcore-c-libsodium]", 55e-6, 60e-6),
+        bench("verify:manifest", "rfc8785+openssl", 220e-6, 240e-6),
+        {"group": None, "name": "ungrouped", "stats": {"min": 1.0, "median": 1.0}},
+        {"group": "broken", "name": "no stats"},
+    ],
+}
+
+
+def test_labels():
+    assert report.label({"name": "ajpcore-c", "group": "decode:offer"}) == "ajpcore-c"
+    assert report.label({"name": "test_sign_ajpcore[ajpcore-py-offer]", "group": "sign:offer"}) == "ajpcore-py"
+    assert report.label({"name": "test_sign_orjson_hmac[offer]", "group": "sign:offer"}) == "sign_orjson_hmac"
+    assert report.label({"name": "test_x[ajpcore-c-openssl]", "group": "verify:manifest"}) == "ajpcore-c (openssl)"
+    assert report.is_ours("ajpcore-c (openssl)") and report.is_ours("ajpcore-py")
+    assert not report.is_ours("ajpcore-cx") and not report.is_ours("orjson.loads")
+
+
+def test_ratios_every_group_every_twin_every_peer():
+    rows = report.ratios(report.results(DOC))
+    keys = [(r.group, r.ours, r.peer) for r in rows]
+    assert keys == [
+        ("decode:offer", "ajpcore-c", "orjson.loads"),
+        ("decode:offer", "ajpcore-c", "json.loads"),
+        ("decode:offer", "ajpcore-py", "orjson.loads"),
+        ("decode:offer", "ajpcore-py", "json.loads"),
+        ("sign:offer", "ajpcore-c", "sign_orjson_hmac"),
+        ("verify:manifest", "ajpcore-c (libsodium)", "rfc8785+openssl"),
+        ("verify:manifest", "ajpcore-c (openssl)", "rfc8785+openssl"),
+    ]
+    first = rows[0]
+    assert first.ratio_min == pytest.approx(4e-6 / 2e-6)
+    assert first.ratio_median == pytest.approx(5e-6 / 4e-6)
+    assert rows[3].ratio_min == pytest.approx(40e-6 / 8e-6)
+
+
+def test_table_text():
+    text = report.table(report.ratios(report.results(DOC)))
+    lines = text.splitlines()
+    assert lines[0].startswith("| group | ours | peer |")
+    assert "| decode:offer | ajpcore-c | orjson.loads | 4 µs | 2 µs | 2.00× | 1.25× |" in lines
+    assert "| verify:manifest | ajpcore-c (libsodium) | rfc8785+openssl | 55 µs | 220 µs | 0.25× | 0.25× |" in lines
+    assert len(lines) == 2 + 7
+
+
+def test_human_time():
+    assert report.human_time(1.82e-6) == "1.82 µs"
+    assert report.human_time(0.168) == "168 ms"
+    assert report.human_time(1.2) == "1.2 s"
+    assert report.human_time(5e-10) == "0.5 ns"
+
+
+def test_main_writes_table_without_matplotlib(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # any import of it would fail
+    path = tmp_path / "bench.json"
+    path.write_text(json.dumps(DOC), encoding="utf-8")
+    assert report.main([str(path)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Measured on Test CPU 9000, 2 cores, CPython 3.11.7, 2026-11-30 19:05 UTC.\n")
+    assert "| sign:offer | ajpcore-c | sign_orjson_hmac | 3 µs | 1.5 µs | 2.00× | 1.50× |" in out
+    table = tmp_path / "ratios.md"
+    assert report.main([str(path), "--table", str(table), "--group", "sign:offer"]) == 0
+    assert table.read_text(encoding="utf-8").count("\n| ") == 2  # the header and the one ratio row of that group
+    with pytest.raises(SystemExit, match="needs matplotlib"):
+        report.main([str(path), "--chart", str(tmp_path / "chart.png")])
+
+
+def test_chart_png(tmp_path):
+    pytest.importorskip("matplotlib")  # the `bench` extra; the table above never needs it
+    out = tmp_path / "chart.png"
+    report.chart(DOC, str(out))
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
