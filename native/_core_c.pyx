@@ -25,7 +25,6 @@ from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdlib cimport atoi
 from libc.string cimport memcmp, memcpy
 
-import gc as _gc
 import threading as _threading
 from hashlib import sha256 as _sha256
 from hmac import compare_digest as _compare_digest
@@ -102,6 +101,25 @@ cdef struct Member:
     unsigned long long prefix  # ajp_name_prefix of a Latin-1 name, else 0
 
 
+cdef extern from *:
+    """
+    /* Py_EnterRecursiveCall returns -1 up to 3.11 and 1 from 3.12 on failure: one answer. */
+    static int ajp_enter_recursive_call(const char *where) { return Py_EnterRecursiveCall(where) ? -1 : 0; }
+    /* A legacy str built by PyUnicode_FromUnicode(NULL, n) (CPython <= 3.11) reads as
+       empty until made ready; from 3.12 every str is ready. */
+    #if PY_VERSION_HEX < 0x030C0000 && !defined(PYPY_VERSION)
+    #define ajp_unicode_ready(o) PyUnicode_READY(o)
+    #else
+    #define ajp_unicode_ready(o) 0
+    #endif
+    """
+    int ajp_enter_recursive_call(const char* where) except -1
+    void Py_LeaveRecursiveCall()
+    int ajp_unicode_ready(object o) except -1
+
+
+# A Writer is ~13.5 KB: it lives on the heap, never on the C stack (a thread's stack may
+# be 128 KiB, and a ``write`` callback may re-enter the encoder).  See _w_acquire.
 cdef struct Writer:
     char* data          # scratch, or the payload of buf
     Py_ssize_t length
@@ -124,6 +142,7 @@ cdef struct Writer:
 include "number_format.pxi"
 include "canonical_strings.pxi"
 include "canonical_writer.pxi"
+include "decoded_tree.pxi"
 include "decoder.pxi"
 include "hmac_sink.pxi"
 include "ed25519_checks.pxi"

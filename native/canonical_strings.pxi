@@ -398,14 +398,18 @@ cdef inline Py_ssize_t _put_ascii_in_place(Writer* w, const unsigned char* p, Py
 
 
 cdef int _put_str(Writer* w, object s) except -1:
-    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(s)
-    cdef int kind = PyUnicode_KIND(s)
-    cdef void* raw = PyUnicode_DATA(s)
+    cdef Py_ssize_t n
+    cdef int kind
+    cdef void* raw
     cdef Py_ssize_t i, end, o, copied
     cdef int status
     cdef bint at_run
     cdef unsigned int c
     cdef char block[_STR_BLOCK * 6]
+    ajp_unicode_ready(s)
+    n = PyUnicode_GET_LENGTH(s)
+    kind = PyUnicode_KIND(s)
+    raw = PyUnicode_DATA(s)
     if kind == PyUnicode_1BYTE_KIND and w.cap - w.length >= n + 18:
         i = _put_ascii_in_place(w, <const unsigned char*>raw, n)
         if i < n:

@@ -18,6 +18,35 @@ cdef void _w_init(Writer* w, Py_ssize_t chunk, object write):
     w.mcap = _INLINE_MEMBERS
 
 
+from ajpcore._core_py.canonical_writer import _RECURSION_REASON  # one text for both twins
+
+cdef Writer* _spare_writer = NULL  # one heap Writer kept between calls (the GIL guards it)
+
+
+cdef Writer* _w_acquire(Py_ssize_t chunk, object write) except NULL:
+    """A ready Writer on the heap: the spare one, or a new one while the spare is in use."""
+    global _spare_writer
+    cdef Writer* w = _spare_writer
+    if w != NULL:
+        _spare_writer = NULL
+    else:
+        w = <Writer*>PyMem_Malloc(sizeof(Writer))
+        if w == NULL:
+            raise MemoryError()
+    _w_init(w, chunk, write)
+    return w
+
+
+cdef void _w_recycle(Writer* w):
+    """Release what ``w`` owns and keep it as the spare (or free it if there is one)."""
+    global _spare_writer
+    _w_release(w)
+    if _spare_writer == NULL:
+        _spare_writer = w
+    else:
+        PyMem_Free(w)
+
+
 cdef void _w_release(Writer* w):
     """Drop everything the writer still owns (after success or an exception)."""
     cdef Py_ssize_t i
@@ -65,9 +94,15 @@ cdef int _w_flush(Writer* w, bint more) except -1:
     w.data = NULL
     w.total += w.length
     w.length = 0
+    cdef bint entered = False
     try:
+        # The callback may re-enter the encoder: the interpreter's recursion limit bounds it.
+        ajp_enter_recursive_call(" in a canonicalize_into write callback")
+        entered = True
         (<object>w.write)(<object>full)
     finally:
+        if entered:
+            Py_LeaveRecursiveCall()
         Py_XDECREF(full)
     if more:
         _w_new_chunk(w)
@@ -231,6 +266,7 @@ cdef int _push_members(Writer* w, object d, Py_ssize_t n, bint* exact, bint* lat
             if not PyUnicode_Check(<object>key):
                 _w_fail(w, f"Object key must be `str`, got `{type(<object>key).__qualname__}`")
             exact[0] = False
+        ajp_unicode_ready(<object>key)  # names are compared through their PEP 393 data
         Py_INCREF(<object>key)
         Py_INCREF(<object>m.value)
         if _name_kind(key) == PyUnicode_1BYTE_KIND:
@@ -313,15 +349,33 @@ cdef int _put_array(Writer* w, object a) except -1:
     return _w_put_char(w, b']')
 
 
+cdef object _encode_guarded(object value, Py_ssize_t chunk, object write):
+    """Canonical bytes of ``value`` (chunk 0), or the byte count streamed to ``write``."""
+    cdef Writer* w
+    ajp_enter_recursive_call(" in canonicalize")
+    try:
+        w = _w_acquire(chunk, write)
+        try:
+            if chunk == 0:
+                _put_value(w, value)
+                return _w_finish(w)
+            _w_start_stream(w)
+            _put_value(w, value)
+            _w_flush(w, False)
+            return w.total
+        finally:
+            _w_recycle(w)
+    finally:
+        Py_LeaveRecursiveCall()
+
+
 def canonicalize(value):
     """RFC 8785 canonical JSON of ``value`` as UTF-8 bytes (see ajpcore._core_py.canonicalize)."""
-    cdef Writer w
-    _w_init(&w, 0, None)
     try:
-        _put_value(&w, value)
-        return _w_finish(&w)
-    finally:
-        _w_release(&w)
+        return _encode_guarded(value, 0, None)
+    except RecursionError:
+        # Raised once the guards above are left, so building the error has room.
+        raise EncodeError(_RECURSION_REASON) from None
 
 
 def canonicalize_into(value, write, *, chunk_size=65536):
@@ -331,12 +385,7 @@ def canonicalize_into(value, write, *, chunk_size=65536):
     """
     if type(chunk_size) is not int or chunk_size < 1:
         raise ValueError("chunk_size must be a positive int")
-    cdef Writer w
-    _w_init(&w, min(chunk_size, _MAX_CHUNK), write)
     try:
-        _w_start_stream(&w)
-        _put_value(&w, value)
-        _w_flush(&w, False)
-        return w.total
-    finally:
-        _w_release(&w)
+        return _encode_guarded(value, min(chunk_size, _MAX_CHUNK), write)
+    except RecursionError:
+        raise EncodeError(_RECURSION_REASON) from None

@@ -24,6 +24,11 @@ cdef extern from "Python.h":
     bint PyByteArray_Check(object o)
     bint PyMemoryView_Check(object o)
     bint PyBytes_Check(object o)
+    Py_ssize_t PyBytes_GET_SIZE(object o)
+    bint PyByteArray_CheckExact(object o)
+    char* PyByteArray_AS_STRING(object o)
+    Py_ssize_t PyByteArray_GET_SIZE(object o)
+    object PyUnicode_AsEncodedString(object o, const char* encoding, const char* errors)
 
 cdef extern from "math.h":
     bint isinf(double x) nogil
@@ -144,10 +149,15 @@ cdef class _StrictParser:
     cdef bint allow_duplicate_keys
     cdef list stack   # open containers, outermost first
     cdef list keys    # current member name of each open object (None for arrays)
+    cdef Settled settled     # large documents: finished containers wait untracked (_settle)
 
     def __cinit__(self):
         self.stack = []
         self.keys = []
+        _settled_init(&self.settled, False)
+
+    def __dealloc__(self):
+        _settled_clear(&self.settled)
 
     cdef int fail(self, str reason, Py_ssize_t pos) except -1:
         cdef list steps = []
@@ -208,6 +218,7 @@ cdef class _StrictParser:
                 i = self.skip_ws(i + 1)
                 if i < n and p[i] == 0x5D:
                     value = []
+                    _settle(&self.settled, value)
                     i += 1
                 else:
                     stack.append([])
@@ -235,6 +246,7 @@ cdef class _StrictParser:
                     i = self.skip_ws(i)
                     if i != n:
                         self.fail("trailing data after the document", i)
+                    _settled_release(&self.settled)
                     return value
                 container = <object>PyList_GET_ITEM(stack, depth - 1)
                 i = self.skip_ws(i)
@@ -252,6 +264,7 @@ cdef class _StrictParser:
                         value = stack.pop()
                         keys.pop()
                         depth -= 1
+                        _settle(&self.settled, value)
                         continue
                     self.fail("expected `,` or `]`", i)
                 PyDict_SetItem(container, <object>PyList_GET_ITEM(keys, depth - 1), value)
@@ -267,6 +280,7 @@ cdef class _StrictParser:
                     value = stack.pop()
                     keys.pop()
                     depth -= 1
+                    _settle(&self.settled, value)
                     continue
                 self.fail("expected `,` or `}`", i)
 
@@ -438,9 +452,6 @@ cdef class _StrictParser:
         return i
 
 
-cdef Py_ssize_t _GC_PAUSE_BYTES = 16384
-
-
 cdef object _decode_buffer(const unsigned char* p, Py_ssize_t n, object max_depth, bint allow_duplicate_keys):
     cdef _StrictParser d = _StrictParser()
     d.p = p
@@ -449,17 +460,9 @@ cdef object _decode_buffer(const unsigned char* p, Py_ssize_t n, object max_dept
     d.max_depth = max_depth if max_depth < n else n
     d.max_depth_shown = max_depth
     d.allow_duplicate_keys = allow_duplicate_keys
-    if n < _GC_PAUSE_BYTES or not _gc.isenabled():
-        return d.parse()
-    # A large document creates containers by the hundred thousand; each of them
-    # would otherwise trigger the cyclic collector to rescan the young, growing,
-    # acyclic tree.  Nothing the parser runs can create a cycle, so the collector
-    # waits until the tree is complete.
-    _gc.disable()
-    try:
-        return d.parse()
-    finally:
-        _gc.enable()
+    # The collector's state belongs to the application: decode never switches it (see _settle).
+    d.settled.on = n >= _GC_QUIET_BYTES
+    return d.parse()
 
 
 def decode(data, *, max_depth=MAX_DEPTH, allow_duplicate_keys=False):
@@ -470,21 +473,26 @@ def decode(data, *, max_depth=MAX_DEPTH, allow_duplicate_keys=False):
     if type(max_depth) is not int or max_depth < 0:
         raise ValueError("max_depth must be a non-negative int")
     allow = bool(allow_duplicate_keys)
+    # The object's own storage and size, whatever a subclass's __len__, __getitem__,
+    # __bytes__, __buffer__ or encode say (the pure twin reads the same bytes).
     if PyBytes_Check(data):
-        return _decode_buffer(<const unsigned char*>PyBytes_AS_STRING(data), len(data), max_depth, allow)
+        return _decode_buffer(<const unsigned char*>PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data), max_depth, allow)
     if PyUnicode_Check(data):
         try:
             text = PyUnicode_AsUTF8AndSize(data, &size)
         except UnicodeEncodeError:
             # Positions are byte offsets of the UTF-8 form; a lone surrogate is kept
             # as its 3-byte (ill-formed) sequence so it is refused like one in bytes.
-            raw = (<str>data).encode("utf-8", "surrogatepass")
-            return _decode_buffer(<const unsigned char*>PyBytes_AS_STRING(raw), len(raw), max_depth, allow)
+            raw = PyUnicode_AsEncodedString(data, b"utf-8", b"surrogatepass")
+            return _decode_buffer(<const unsigned char*>PyBytes_AS_STRING(raw), PyBytes_GET_SIZE(raw), max_depth, allow)
         return _decode_buffer(<const unsigned char*>text, size, max_depth, allow)
+    if PyByteArray_Check(data) and not PyByteArray_CheckExact(data):
+        raw = PyBytes_FromStringAndSize(PyByteArray_AS_STRING(data), PyByteArray_GET_SIZE(data))
+        return _decode_buffer(<const unsigned char*>PyBytes_AS_STRING(raw), PyBytes_GET_SIZE(raw), max_depth, allow)
     if PyByteArray_Check(data) or PyMemoryView_Check(data):
         if PyMemoryView_Check(data) and not (<memoryview>data).c_contiguous:
             raw = (<memoryview>data).tobytes()
-            return _decode_buffer(<const unsigned char*>PyBytes_AS_STRING(raw), len(raw), max_depth, allow)
+            return _decode_buffer(<const unsigned char*>PyBytes_AS_STRING(raw), PyBytes_GET_SIZE(raw), max_depth, allow)
         # Holding the buffer export keeps a bytearray from being resized under the parser.
         PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
         try:

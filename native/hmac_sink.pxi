@@ -18,23 +18,28 @@ _hmac_cache_lock = _threading.Lock()
 
 
 cdef tuple _hmac_keyed_states(object secret):
-    """The (inner, outer) SHA-256 states keyed with ``secret``, from the cache when present."""
-    cdef object states, key, cache_key
+    """The (inner, outer) SHA-256 states keyed with ``secret``, from the cache when present.
+
+    Cache keys are ``(type, value)`` pairs, as in the pure twin (no str/bytes comparison).
+    """
+    cdef object states, key, cache_key, size
     t = type(secret)
     if t is str or t is bytes:
-        states = _hmac_cache.get(secret)
+        cache_key = (t, secret)
+        states = _hmac_cache.get(cache_key)
         if states is not None:
             return <tuple>states
-        cache_key = secret
         key = secret if t is bytes else _utf8_secret(secret)
     elif isinstance(secret, str):
         # A subclass may redefine hashing and equality: key the cache by plain bytes.
-        key = cache_key = _utf8_secret(str.__str__(secret))
+        key = _utf8_secret(str.__str__(secret))
+        cache_key = (bytes, key)
     elif isinstance(secret, (bytes, bytearray, memoryview)):
-        key = cache_key = bytes(secret)
+        key = bytes(secret)
+        cache_key = (bytes, key)
     else:
         raise KeyUsageError(f"HMAC secret must be `bytes` or `str`, got `{type(secret).__qualname__}`")
-    if cache_key is not secret:
+    if t is not str and t is not bytes:
         states = _hmac_cache.get(cache_key)
         if states is not None:
             return <tuple>states
@@ -43,9 +48,11 @@ cdef tuple _hmac_keyed_states(object secret):
         key = _sha256(key).digest()
     key = key.ljust(_HMAC_BLOCK, b"\0")
     states = (_sha256(key.translate(_IPAD)), _sha256(key.translate(_OPAD)))
-    if HMAC_CACHE_SIZE > 0:
+    # One read of the bound per call: another thread may set it (to 0, say) meanwhile.
+    size = HMAC_CACHE_SIZE
+    if size > 0:
         with _hmac_cache_lock:
-            while len(_hmac_cache) >= HMAC_CACHE_SIZE:
+            while len(_hmac_cache) >= size:
                 del _hmac_cache[next(iter(_hmac_cache))]
             _hmac_cache[cache_key] = states
     return <tuple>states

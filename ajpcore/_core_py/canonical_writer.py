@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from json.encoder import encode_basestring as _escape_str
-from typing import Any, Callable, List, Tuple
+from typing import Any, Callable, Dict, List, Tuple
 
 from ..errors import EncodeError, format_path
 from .canonical_strings import _STR_SLICE, _append_str_in_slices, _member_name, _member_name_utf16
@@ -45,7 +45,7 @@ def _scalar(v: Any, steps: List[Any]) -> str:
 _INF = float("inf")
 
 
-def _sorted_items(d: dict, steps: List[Any]) -> List[Tuple[str, Any]]:
+def _sorted_items(d: Dict[Any, Any], steps: List[Any]) -> List[Tuple[str, Any]]:
     """The members of ``d`` as (key, value) pairs in RFC 8785 §3.2.3 order.
 
     A snapshot: a ``write`` callback that mutates ``d`` later cannot break the output.
@@ -85,7 +85,7 @@ def _encode(value: Any, append: Callable[[str], Any], steps: List[Any], max_str:
     (keys and indices) of the value being written; it is formatted only on error.
     Strings longer than ``max_str`` are handed over in slices.
     """
-    frames: List[list] = []  # [members (list, tuple or sorted (key, value) pairs), is_object, next index]
+    frames: List[List[Any]] = []  # [members (list, tuple or sorted (key, value) pairs), is_object, next index]
     v = value
     while True:
         t = type(v)
@@ -165,6 +165,9 @@ def _discard(chunk: bytes) -> None:
     pass
 
 
+_RECURSION_REASON = "Recursion limit reached in the encoder (a `write` callback re-entering it?)"
+"""Why a RecursionError met while encoding is raised as EncodeError, on both twins."""
+
 _NO_LIMIT = 2**63
 _FLUSH_LIMIT = 16384
 _BATCH_CHARS = 2048
@@ -177,8 +180,17 @@ def canonicalize(value: Any) -> bytes:
     Accepts dict (str keys), list, tuple, str, int, float, bool and None.
     Raises EncodeError, naming the JSON path, for anything without an exact
     canonical form (NaN, infinities, lone surrogates, non-str keys, other
-    types, ints a binary64 cannot carry, nesting deeper than MAX_DEPTH).
+    types, ints a binary64 cannot carry, nesting deeper than MAX_DEPTH), and
+    EncodeError at `$` (never RecursionError) when the interpreter's recursion
+    limit is reached inside the encoder.
     """
+    try:
+        return _canonicalize(value)
+    except RecursionError:
+        raise EncodeError(_RECURSION_REASON) from None
+
+
+def _canonicalize(value: Any) -> bytes:
     pieces: List[str] = []
     try:
         _encode(value, pieces.append, [], _NO_LIMIT)
@@ -199,10 +211,19 @@ def canonicalize_into(value: Any, write: Callable[[bytes], Any], *, chunk_size: 
     O(chunk_size) extra memory (this pure twin hands over at most 16 KiB at a
     time).  Raises what ``canonicalize`` raises, and whatever ``write`` raises;
     chunks written before an error was found have already reached ``write``.
+    A ``write`` that re-enters the encoder without end meets the recursion
+    limit, raised as EncodeError at `$` (so is a RecursionError of ``write``'s own).
     Raises ValueError unless ``chunk_size`` is a positive int.
     """
     if type(chunk_size) is not int or chunk_size < 1:
         raise ValueError("chunk_size must be a positive int")
+    try:
+        return _canonicalize_into(value, write, chunk_size)
+    except RecursionError:
+        raise EncodeError(_RECURSION_REASON) from None
+
+
+def _canonicalize_into(value: Any, write: Callable[[bytes], Any], chunk_size: int) -> int:
     steps: List[Any] = []
     pending: List[str] = []
     pending_chars = 0

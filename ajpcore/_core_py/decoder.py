@@ -120,16 +120,25 @@ def _is_noncharacter(cp: int) -> bool:
 
 
 def _input_bytes(data: Any) -> bytes:
-    if isinstance(data, bytes):
-        return data
-    if isinstance(data, str):
+    # The object's own storage and size, whatever a subclass's __len__, __getitem__,
+    # __bytes__, __buffer__ or encode say: the unbound base-type methods read it (as the
+    # native twin does), and the type, not a __class__ attribute, picks the branch.
+    t = type(data)
+    if t is bytes:
+        exact: bytes = data
+        return exact
+    if issubclass(t, bytes):
+        return bytes.__getitem__(data, slice(None))
+    if issubclass(t, str):
         # Positions are byte offsets of the UTF-8 form; a lone surrogate is kept
         # as its 3-byte (ill-formed) sequence so it is refused like one in bytes.
-        return data.encode("utf-8", "surrogatepass")
-    if isinstance(data, bytearray):
+        return str.encode(data, "utf-8", "surrogatepass")
+    if t is bytearray:
         return bytes(data)
-    if isinstance(data, memoryview):
-        return data.tobytes()
+    if issubclass(t, bytearray):
+        return bytes(bytearray.__getitem__(data, slice(None)))
+    if t is memoryview:
+        return memoryview.tobytes(data)
     raise TypeError(f"decode() takes bytes, bytearray, memoryview or str, not `{_type_name(data)}`")
 
 

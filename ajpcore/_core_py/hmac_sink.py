@@ -6,7 +6,7 @@ import sys
 import threading as _threading
 from hashlib import sha256 as _sha256
 from hmac import compare_digest as _compare_digest
-from typing import Any
+from typing import Any, Dict, Tuple
 
 from ..errors import BadSignature, KeyFormatError, KeyUsageError, SignerFinalized
 from .canonical_writer import _type_name, canonicalize_into
@@ -32,27 +32,34 @@ _HMAC_BLOCK = 64  # SHA-256 block size in bytes (RFC 2104 §2: B)
 _HMAC_TAG_SIZE = 32
 _IPAD = bytes(x ^ 0x36 for x in range(256))
 _OPAD = bytes(x ^ 0x5C for x in range(256))
-_hmac_cache: dict = {}
+_hmac_cache: Dict[Tuple[type, Any], Tuple[Any, Any]] = {}
 _hmac_cache_lock = _threading.Lock()
 
 
-def _hmac_keyed_states(secret: Any) -> tuple:
-    """The (inner, outer) SHA-256 states keyed with ``secret``, from the cache when present."""
+def _hmac_keyed_states(secret: Any) -> Tuple[Any, Any]:
+    """The (inner, outer) SHA-256 states keyed with ``secret``, from the cache when present.
+
+    Cache keys are ``(type, value)`` pairs: ``"k"`` and ``b"k"`` hash alike, and a
+    plain ``str``-versus-``bytes`` key comparison would raise ``BytesWarning``
+    under ``python -bb``; the pair compares the types first and stops there.
+    """
     t = type(secret)
     if t is str or t is bytes:
-        states = _hmac_cache.get(secret)
+        cache_key: Tuple[type, Any] = (t, secret)
+        states = _hmac_cache.get(cache_key)
         if states is not None:
             return states
-        cache_key = secret
         key = secret if t is bytes else _utf8_secret(secret)
     elif isinstance(secret, str):
         # A subclass may redefine hashing and equality: key the cache by plain bytes.
-        key = cache_key = _utf8_secret(str.__str__(secret))
+        key = _utf8_secret(str.__str__(secret))
+        cache_key = (bytes, key)
     elif isinstance(secret, (bytes, bytearray, memoryview)):
-        key = cache_key = bytes(secret)
+        key = bytes(secret)
+        cache_key = (bytes, key)
     else:
         raise KeyUsageError(f"HMAC secret must be `bytes` or `str`, got `{_type_name(secret)}`")
-    if cache_key is not secret:
+    if t is not str and t is not bytes:
         states = _hmac_cache.get(cache_key)
         if states is not None:
             return states
@@ -61,9 +68,11 @@ def _hmac_keyed_states(secret: Any) -> tuple:
         key = _sha256(key).digest()
     key = key.ljust(_HMAC_BLOCK, b"\0")
     states = (_sha256(key.translate(_IPAD)), _sha256(key.translate(_OPAD)))
-    if _twin.HMAC_CACHE_SIZE > 0:
+    # One read of the bound per call: another thread may set it (to 0, say) meanwhile.
+    size = _twin.HMAC_CACHE_SIZE
+    if size > 0:
         with _hmac_cache_lock:
-            while len(_hmac_cache) >= _twin.HMAC_CACHE_SIZE:
+            while len(_hmac_cache) >= size:
                 del _hmac_cache[next(iter(_hmac_cache))]
             _hmac_cache[cache_key] = states
     return states
@@ -132,7 +141,8 @@ class HmacSigner:
         outer = self._outer.copy()
         outer.update(self._inner.digest())
         self._inner = None
-        return outer.digest()
+        tag: bytes = outer.digest()
+        return tag
 
     def hexdigest(self) -> str:
         """``finalize()`` as 64 lowercase hex digits; spends the signer."""
@@ -166,4 +176,5 @@ def hmac_sha256_canonical(value: Any, secret: Any, *, chunk_size: int = 65536) -
     canonicalize_into(value, inner.update, chunk_size=chunk_size)
     outer = outer.copy()
     outer.update(inner.digest())
-    return outer.digest()
+    tag: bytes = outer.digest()
+    return tag
