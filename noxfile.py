@@ -81,7 +81,7 @@ def pure(session: nox.Session) -> None:
         session.error(f"a pure install reports {version.strip()!r}")
 
 
-# Not a CI job until `mypy --strict -p ajpcore` is clean on main (then: @nox.session(python=TOOLS_PYTHON)).
+@nox.session(python=TOOLS_PYTHON)
 def mypy(session: nox.Session) -> None:
     """``mypy --strict -p ajpcore`` (configuration in pyproject.toml)."""
     _clean_env(session)

@@ -7,7 +7,7 @@ import operator as _operator
 import re
 from itertools import accumulate as _accumulate, repeat as _repeat
 from json.encoder import encode_basestring_ascii as _escape_ascii
-from typing import Any, List, NoReturn
+from typing import Any, Dict, List, NoReturn, Tuple
 
 from ..errors import DecodeError, EncodeError
 from .canonical_writer import _type_name
@@ -170,7 +170,7 @@ class _StrictParser:
         raise _decode_error(self.buf, reason, pos, steps)
 
     def skip_ws(self, i: int) -> int:
-        return _WHITESPACE_RUN.match(self.buf, i).end()
+        return _WHITESPACE_RUN.match(self.buf, i).end()  # type: ignore[union-attr]  # the run may be empty: match() never fails
 
     def parse(self) -> Any:
         buf, n = self.buf, self.n
@@ -179,6 +179,7 @@ class _StrictParser:
             # RFC 8259 §8.1: implementations MUST NOT add a byte order mark.
             self.fail("byte order mark is not allowed", 0)
         expect = "expected a value"
+        value: Any
         i = 0
         while True:
             # A value starts here.
@@ -300,13 +301,13 @@ class _StrictParser:
                 self.fail("invalid escape", k)
         return int(buf[i : i + 4], 16)
 
-    def parse_string(self, start: int):
+    def parse_string(self, start: int) -> Tuple[str, int]:
         """Read the string whose opening quote is at ``start``; return it and the position after it."""
         buf, n = self.buf, self.n
         parts: List[str] = []
         i = start + 1
         while True:
-            j = _RAW_TEXT.match(buf, i).end()
+            j = _RAW_TEXT.match(buf, i).end()  # type: ignore[union-attr]  # the run may be empty: match() never fails
             if j > i:
                 try:
                     text = buf[i:j].decode("utf-8")
@@ -355,7 +356,7 @@ class _StrictParser:
         if m is not None:
             self.fail(_noncharacter_reason(ord(m.group().decode("utf-8"))), m.start())
 
-    def parse_number(self, start: int):
+    def parse_number(self, start: int) -> Tuple[Any, int]:
         """Read the number at ``start`` (RFC 8259 §6); return its value and the position after it."""
         buf, n = self.buf, self.n
         i = start
@@ -369,7 +370,7 @@ class _StrictParser:
             if i < n and buf[i] in _DIGITS:
                 self.fail("leading zeros are not allowed", i)
         elif 0x31 <= c <= 0x39:
-            i = _DIGIT_RUN.match(buf, i).end()
+            i = _DIGIT_RUN.match(buf, i).end()  # type: ignore[union-attr]  # the run may be empty: match() never fails
         else:
             self.fail("invalid number", i)
         is_int = True
@@ -400,7 +401,7 @@ class _StrictParser:
             self.fail("unexpected end of data", self.n)
         if self.buf[i] not in _DIGITS:
             self.fail("invalid number", i)
-        return _DIGIT_RUN.match(self.buf, i).end()
+        return _DIGIT_RUN.match(self.buf, i).end()  # type: ignore[union-attr]  # the run may be empty: match() never fails
 
 
 # The fast path: json's C scanner does the work, and only documents it could
@@ -425,7 +426,7 @@ class _NotFast(Exception):
     """The fast path cannot vouch for this document; the reference parser reads it."""
 
 
-def _unique_pairs(pairs: List[Any]) -> dict:
+def _unique_pairs(pairs: List[Any]) -> Dict[str, Any]:
     d = dict(pairs)
     if len(d) != len(pairs):
         raise _NotFast
@@ -482,7 +483,7 @@ def _deeper_than(buf: bytes, limit: int) -> bool:
         limit -= 1
     if not shape:
         return False
-    return max(_accumulate(map(_operator.sub, shape.translate(_DEPTH_STEP), _repeat(1)))) > limit
+    return bool(max(_accumulate(map(_operator.sub, shape.translate(_DEPTH_STEP), _repeat(1)))) > limit)
 
 
 def _decode_fast(buf: bytes, max_depth: int, allow_duplicate_keys: bool) -> Any:

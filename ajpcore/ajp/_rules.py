@@ -13,7 +13,7 @@ from .._js_date import INVALID as JS_INVALID
 from .._js_date import LOCAL as JS_LOCAL
 from .._js_date import read_date
 from ..errors import InvalidMessage, TimestampError
-from ..timestamps import _valid_timestamp_micros, timestamp_micros
+from ..timestamps import _valid_timestamp_micros, instant_micros, timestamp_micros
 from ._messages import _OFFER_SCHEMA, _SCHEME_FOR, JobOffer
 from ._model import _MISSING
 
@@ -76,17 +76,7 @@ def _member(obj: Any, key: str) -> Any:
     return obj.get(key, _MISSING) if type(obj) is dict else _MISSING
 
 
-def _now_micros(now: Any) -> int:
-    if isinstance(now, datetime):
-        if now.tzinfo is None or now.utcoffset() is None:
-            raise TimestampError("`now` is a naive datetime: give it a tzinfo (e.g. timezone.utc)")
-        delta = now - _EPOCH
-        return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
-    if isinstance(now, str):
-        return timestamp_micros(now)
-    if isinstance(now, (int, float)) and not isinstance(now, bool):
-        return int(now * 1_000_000)
-    raise TimestampError(f"`now` must be an aware datetime, an RFC 3339 string or POSIX seconds, got `{type(now).__name__}`")
+_now_micros = instant_micros  # one reading of a caller's `now` for the whole package
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
