@@ -14,6 +14,7 @@ import ajpcore
 from conftest import run_python
 
 PACKAGE = Path(ajpcore.__file__).parent
+STRATEGIES = PACKAGE / "strategies"  # the only package that imports hypothesis
 
 
 def _normalize(name):
@@ -81,13 +82,13 @@ def _requirements(extra=None):
 
 
 def test_runtime_dependencies_are_exactly_what_the_package_imports():
-    sources = [p for p in PACKAGE.rglob("*.py") if p.name != "strategies.py"]
+    sources = [p for p in PACKAGE.rglob("*.py") if STRATEGIES not in p.parents]
     assert _distributions(_third_party_imports(sources)) == _requirements()
 
 
 def test_strategies_extra_is_exactly_what_ajpcore_strategies_adds():
-    added = _third_party_imports([PACKAGE / "strategies.py"]) - _third_party_imports(
-        [p for p in PACKAGE.rglob("*.py") if p.name != "strategies.py"]
+    added = _third_party_imports(STRATEGIES.rglob("*.py")) - _third_party_imports(
+        [p for p in PACKAGE.rglob("*.py") if STRATEGIES not in p.parents]
     )
     assert _distributions(added) == _requirements("strategies") == {"hypothesis"}
 
