@@ -116,6 +116,28 @@ static int ajpcore_scan_string(const unsigned char *p, Py_ssize_t first, Py_ssiz
         c = p[i];
         /* Unicode 15 Table 3-7: no overlongs, no surrogates (ED A0..BF), nothing past U+10FFFF. */
         while (c >= 0x80) {
+#if PY_LITTLE_ENDIAN
+            if ((c & 0xF0) == 0xE0 && i + 8 <= n) {
+                /* Runs of 3-byte characters (CJK text), two per 8-byte load: with a lead of
+                   E1..EC or EE every continuation byte is allowed and none is a noncharacter,
+                   so the byte pattern alone decides (E0, ED and EF take the full check below). */
+                Py_ssize_t i0 = i;
+                do {
+                    uint64_t w;
+                    memcpy(&w, p + i, 8);
+                    if ((w & 0xC0C0F0C0C0F0ULL) != 0x8080E08080E0ULL
+                        || ((0xA001u >> (w & 0x0F)) | (0xA001u >> ((w >> 24) & 0x0F))) & 1u)
+                        break;
+                    i += 6;
+                } while (i + 8 <= n);
+                if (i != i0) {
+                    maxc |= 0xFFFF;
+                    shrink += (i - i0) / 3 * 2;
+                    c = p[i];  /* i + 2 <= n: the last step had 8 bytes */
+                    continue;
+                }
+            }
+#endif
             if (c < 0xE0) {
                 if (c < 0xC2 || i + 1 >= n || (p[i + 1] & 0xC0) != 0x80) goto bad_utf8;
                 maxc |= c < 0xC4 ? 0xFF : 0xFFFF;
@@ -226,6 +248,28 @@ static inline Py_UCS4 ajpcore_short_escape(unsigned int e) {
     }
 }
 
+/* In a checked string body, a run of 3-byte characters (p is at one): two per 8-byte load
+   while both leads are E0..EF (their continuation bytes are known to follow), then at most
+   one more through the caller's single-character step.  The caller's c stays p[0]'s class. */
+#if PY_LITTLE_ENDIAN
+#define AJPCORE_FILL_3X2(T)                                                                         \
+                while (end - p >= 8) {                                                              \
+                    uint64_t w3;                                                                    \
+                    memcpy(&w3, p, 8);                                                              \
+                    if ((w3 & 0xF00000F0ULL) != 0xE00000E0ULL)                                       \
+                        break;                                                                      \
+                    o[0] = (T)(((w3 & 0x0F) << 12) | ((w3 >> 2) & 0xFC0) | ((w3 >> 16) & 0x3F));    \
+                    o[1] = (T)(((w3 >> 12) & 0xF000) | ((w3 >> 26) & 0xFC0) | ((w3 >> 40) & 0x3F)); \
+                    o += 2;                                                                         \
+                    p += 6;                                                                         \
+                }                                                                                   \
+                c = p[0];                                                                           \
+                if ((c & 0xF0) != 0xE0)                                                             \
+                    continue;
+#else
+#define AJPCORE_FILL_3X2(T)
+#endif
+
 /* Write the code points of the checked string body p[0:end) to o (one element per code point).
    A plain ASCII byte starts a block copy of the plain bytes among the next eight (widened);
    multi-byte characters follow each other without that check, as in CJK text. */
@@ -239,6 +283,7 @@ static void NAME(const unsigned char *p, const unsigned char *end, T *o) {      
                 *o++ = (T)(((c & 0x1F) << 6) | (p[1] & 0x3F));                                      \
                 p += 2;                                                                             \
             } else if (c < 0xF0) {                                                                  \
+                AJPCORE_FILL_3X2(T)                                                                 \
                 *o++ = (T)(((c & 0x0F) << 12) | ((p[1] & 0x3F) << 6) | (p[2] & 0x3F));              \
                 p += 3;                                                                             \
             } else {                                                                                \
