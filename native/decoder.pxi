@@ -70,7 +70,7 @@ cdef extern from "decoder_scan.h":
         AJPCORE_POW5_MAX
     unsigned long long ajpcore_pow5_128[651][2]  # AJPCORE_POW5_MAX - AJPCORE_POW5_MIN + 1
     int _parse_double "ajpcore_parse_double" (const unsigned char* p, Py_ssize_t i, Py_ssize_t end, double* out) nogil
-    unsigned int _name_hash "ajpcore_name_hash" (const unsigned char* p, Py_ssize_t n) nogil
+    Py_ssize_t _scan_name "ajpcore_scan_name" (const unsigned char* p, Py_ssize_t i, Py_ssize_t n, unsigned long long* h) nogil
     bint _same_bytes "ajpcore_same_bytes" (const unsigned char* a, const unsigned char* b, Py_ssize_t n) nogil
 
 
@@ -113,41 +113,56 @@ cdef long long _INT_DIGITS_SAFE = 15
 # Member names repeat across the records of a document and across documents:
 # a small direct-mapped cache of ASCII names saves building and hashing the same
 # str again.  An entry is used only after a full byte comparison, and str is
-# immutable, so a hit is exactly the str a miss would build.
+# immutable, so a hit is exactly the str a miss would build.  Each entry also keeps
+# the hash of its bytes the scan computed (most misses stop there) and the str's own
+# hash (the duplicate check and the dict need it).
 cdef enum:
     _KEY_CACHE_SIZE = 2048
     _KEY_CACHE_MAX_LEN = 64
-cdef PyObject* _key_cache[_KEY_CACHE_SIZE]
+
+cdef struct KeyEntry:
+    PyObject* name          # strong reference, or NULL
+    unsigned long long h    # ajpcore_scan_name's hash of its bytes
+    Py_hash_t hash          # hash(name)
+
+cdef KeyEntry _key_cache[_KEY_CACHE_SIZE]
 
 
 cdef void _init_key_cache():
     cdef int k
     for k in range(_KEY_CACHE_SIZE):
-        _key_cache[k] = NULL
+        _key_cache[k].name = NULL
+        _key_cache[k].h = 0
+        _key_cache[k].hash = -1
 
 
 _init_key_cache()
 
 
-cdef object _ascii_key(const unsigned char* p, Py_ssize_t size):
-    """The str of the ASCII bytes ``p[:size]`` (a member name), from the cache when present."""
-    cdef unsigned int h
-    cdef PyObject* hit
+cdef object _ascii_key(const unsigned char* p, Py_ssize_t size, unsigned long long h, Py_hash_t* hash_out):
+    """The str of the ASCII bytes ``p[:size]`` (a member name), from the cache when present;
+    ``h`` is their ajpcore_scan_name hash, ``hash_out`` receives hash(name)."""
+    cdef KeyEntry* e
+    cdef PyObject* old
     cdef object s
-    if size > _KEY_CACHE_MAX_LEN:
-        s = PyUnicode_New(size, 127)
-        memcpy(PyUnicode_1BYTE_DATA(s), p, size)
-        return s
-    h = _name_hash(p, size) & (_KEY_CACHE_SIZE - 1)
-    hit = _key_cache[h]
-    if hit != NULL and PyUnicode_GET_LENGTH(<object>hit) == size and _same_bytes(<const unsigned char*>PyUnicode_1BYTE_DATA(<object>hit), p, size):
-        return <object>hit
+    cdef Py_hash_t pyhash
+    if size <= _KEY_CACHE_MAX_LEN:
+        e = &_key_cache[(h ^ (h >> 29)) & (_KEY_CACHE_SIZE - 1)]
+        if (e.name != NULL and e.h == h and PyUnicode_GET_LENGTH(<object>e.name) == size
+                and _same_bytes(<const unsigned char*>PyUnicode_1BYTE_DATA(<object>e.name), p, size)):
+            hash_out[0] = e.hash
+            return <object>e.name
     s = PyUnicode_New(size, 127)
     memcpy(PyUnicode_1BYTE_DATA(s), p, size)
-    hash(s)  # cached in the str: every later hit skips hashing
-    Py_XDECREF(_key_cache[h])
-    Py_INCREF(s)
-    _key_cache[h] = <PyObject*>s
+    pyhash = PyObject_Hash(s)  # cached in the str: every later hit skips hashing
+    hash_out[0] = pyhash
+    if size <= _KEY_CACHE_MAX_LEN:
+        old = e.name
+        Py_INCREF(s)
+        e.name = <PyObject*>s
+        e.h = h
+        e.hash = pyhash
+        Py_XDECREF(old)
     return s
 
 
@@ -323,7 +338,7 @@ cdef class _StrictParser:
                 self.eof()
             c = p[i]
             if c == 0x22:
-                value = self.parse_string(i, False)
+                value = self.parse_string(i)
                 i = self.i
             elif c == 0x7B:
                 if self.depth >= self.max_depth:
@@ -396,7 +411,7 @@ cdef class _StrictParser:
                     continue
                 self.fail("expected `,` or `}`", i)
 
-    cdef bint is_duplicate(self, object key, Py_hash_t h) except -1:
+    cdef inline bint is_duplicate(self, object key, Py_hash_t h) except -1:
         """Whether the innermost object already has a member named ``key`` (RFC 7493 §2.3)."""
         cdef Frame* f = &self.frames[self.depth - 1]
         cdef Py_ssize_t k, size
@@ -430,11 +445,12 @@ cdef class _StrictParser:
         if self.p[i] != 0x22:
             self.fail(expect, i)
         start = i
-        key = self.parse_string(i, True)
+        key = self.parse_name(i, &h)
         i = self.i
         # RFC 7493 §2.3: member names MUST be unique (compared after unescaping).
         if not self.allow_duplicate_keys:
-            h = PyObject_Hash(key)  # cached in the str (the dict needs it too)
+            if h == -1:
+                h = PyObject_Hash(key)  # cached in the str (the dict needs it too)
             if self.is_duplicate(key, h):
                 self.fail(_duplicate_reason(key), start)
             if self.nvals == self.cap_vals:
@@ -473,27 +489,42 @@ cdef class _StrictParser:
             return self.fail(_surrogate_reason(PyBytes_FromStringAndSize(<const char*>self.p + at, 6)), at)
         return self.fail(_noncharacter_reason(<long>r.cp), at)
 
-    cdef object parse_string(self, Py_ssize_t start, bint is_key):
+    cdef inline object parse_string(self, Py_ssize_t start):
         """Read the string whose opening quote is at ``start``; leave ``self.i`` after it."""
         cdef const unsigned char* p = self.p
-        cdef Py_ssize_t n = self.n
-        cdef Py_ssize_t i = _scan_plain(p, start + 1, n)
+        cdef Py_ssize_t i = _scan_plain(p, start + 1, self.n)
         cdef Py_ssize_t size
-        cdef ajpcore_str_scan r
-        cdef int status, kind
         cdef object s
-        if i < n and p[i] == 0x22:
+        if i < self.n and p[i] == 0x22:
             # The common case: plain ASCII, no escapes.
             size = i - start - 1
             self.i = i + 1
-            if is_key:
-                return _ascii_key(p + start + 1, size)
             s = PyUnicode_New(size, 127)
             memcpy(PyUnicode_1BYTE_DATA(s), p + start + 1, size)
             return s
+        return self.parse_text(start, i)
+
+    cdef inline object parse_name(self, Py_ssize_t start, Py_hash_t* hash_out):
+        """``parse_string`` for a member name: plain ASCII names come from the name cache,
+        with their hash in ``hash_out``; other names leave -1 there (not computed)."""
+        cdef const unsigned char* p = self.p
+        cdef unsigned long long h
+        cdef Py_ssize_t i = _scan_name(p, start + 1, self.n, &h)
+        if i < self.n and p[i] == 0x22:
+            self.i = i + 1
+            return _ascii_key(p + start + 1, i - start - 1, h, hash_out)
+        hash_out[0] = -1
+        return self.parse_text(start, i)
+
+    cdef object parse_text(self, Py_ssize_t start, Py_ssize_t i):
+        """The rest of ``parse_string`` from ``i``, its first byte that is not plain ASCII."""
+        cdef const unsigned char* p = self.p
+        cdef ajpcore_str_scan r
+        cdef int status, kind
+        cdef object s
         # Escapes or non-ASCII text: check it all once, then build the str at its final
         # length and kind straight from the bytes (see ajpcore_scan_string).
-        status = _scan_string(p, start + 1, i, n, &r)
+        status = _scan_string(p, start + 1, i, self.n, &r)
         if status != AJPCORE_STR_OK:
             self.string_error(status, &r)
         self.i = r.end + 1

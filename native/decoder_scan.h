@@ -327,39 +327,83 @@ AJPCORE_FILL(ajpcore_fill_ucs2, Py_UCS2)
 AJPCORE_FILL(ajpcore_fill_ucs4, Py_UCS4)
 
 /* ---------------------------------------------------------------------------
-   Member names: the decoder's cache of short ASCII names hashes them 8 bytes at a time
-   (one multiply per word instead of one per byte) and confirms a hit by comparing the
-   bytes inline.  The hash only picks a cache slot; it never decides equality. */
-static inline unsigned int ajpcore_name_hash(const unsigned char *p, Py_ssize_t n) {
-    uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)n, w;
-    Py_ssize_t i = 0, k;
-    for (; i + 8 <= n; i += 8) {
-        memcpy(&w, p + i, 8);
-        h = (h ^ w) * 0xFF51AFD7ED558CCDULL;
-        h ^= h >> 32;
-    }
-    if (i < n) {
-        w = 0;
-        for (k = 0; i + k < n; k++)
-            w |= (uint64_t)p[i + k] << (8 * k);
-        h = (h ^ w) * 0xFF51AFD7ED558CCDULL;
-    }
-    return (unsigned int)(h ^ (h >> 29) ^ (h >> 47));
+   Member names: the decoder's cache of short ASCII names finds a name by a hash of its
+   bytes taken while the name is scanned (one multiply per 8 bytes, from the same loads),
+   and confirms a hit by comparing the bytes inline.  The hash only picks a cache slot and
+   rejects most misses early; it never decides equality. */
+static inline uint64_t ajpcore_name_mix(uint64_t h, uint64_t w) {
+    h = (h ^ w) * 0xFF51AFD7ED558CCDULL;
+    return h ^ (h >> 32);
 }
 
-static inline int ajpcore_same_bytes(const unsigned char *a, const unsigned char *b, Py_ssize_t n) {
-    Py_ssize_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t x, y;
-        memcpy(&x, a + i, 8);
-        memcpy(&y, b + i, 8);
-        if (x != y)
-            return 0;
+/* ajpcore_scan_plain from p[i], which also hashes the plain bytes p[i:result] into *hash. */
+static inline Py_ssize_t ajpcore_scan_name(const unsigned char *p, Py_ssize_t i, Py_ssize_t n, unsigned long long *hash) {
+    const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+    uint64_t h = 0x9E3779B97F4A7C15ULL, w = 0;
+    Py_ssize_t start = i;
+    int k = 0;
+    while (i + 8 <= n) {
+        uint64_t q, b, m;
+        memcpy(&w, p + i, 8);
+        q = w ^ (ones * 0x22);
+        b = w ^ (ones * 0x5C);
+        m = (w | ((w - ones * 0x20) & ~w) | ((q - ones) & ~q) | ((b - ones) & ~b)) & highs;
+        if (m) {
+            k = (int)AJPCORE_FIRST_FLAGGED(m);  /* plain bytes before the stop, 0..7 */
+            if (k) {
+#if PY_LITTLE_ENDIAN
+                w &= ~0ULL >> (64 - 8 * k);
+#else
+                w &= ~0ULL << (64 - 8 * k);
+#endif
+                h = ajpcore_name_mix(h, w);
+            }
+            i += k;
+            *hash = h ^ (uint64_t)(i - start);
+            return i;
+        }
+        h = ajpcore_name_mix(h, w);
+        i += 8;
     }
-    for (; i < n; i++)
-        if (a[i] != b[i])
-            return 0;
-    return 1;
+    /* fewer than 8 bytes left in the document */
+    w = 0;
+    while (i < n && p[i] >= 0x20 && p[i] < 0x80 && p[i] != 0x22 && p[i] != 0x5C) {
+        w |= (uint64_t)p[i] << (8 * k);
+        k++;
+        i++;
+    }
+    if (k)
+        h = ajpcore_name_mix(h, w);
+    *hash = h ^ (uint64_t)(i - start);
+    return i;
+}
+
+/* a[0:n) == b[0:n), by (overlapping) word loads that stay inside both. */
+static inline int ajpcore_same_bytes(const unsigned char *a, const unsigned char *b, Py_ssize_t n) {
+    if (n >= 8) {
+        uint64_t x, y;
+        Py_ssize_t i;
+        for (i = 0; i + 8 < n; i += 8) {
+            memcpy(&x, a + i, 8);
+            memcpy(&y, b + i, 8);
+            if (x != y)
+                return 0;
+        }
+        memcpy(&x, a + n - 8, 8);
+        memcpy(&y, b + n - 8, 8);
+        return x == y;
+    }
+    if (n >= 4) {
+        uint32_t x0, y0, x1, y1;
+        memcpy(&x0, a, 4);
+        memcpy(&y0, b, 4);
+        memcpy(&x1, a + n - 4, 4);
+        memcpy(&y1, b + n - 4, 4);
+        return ((x0 ^ y0) | (x1 ^ y1)) == 0;
+    }
+    if (n == 0)
+        return 1;
+    return a[0] == b[0] && a[n >> 1] == b[n >> 1] && a[n - 1] == b[n - 1];  /* n <= 3: every byte */
 }
 
 /* ---------------------------------------------------------------------------
