@@ -142,7 +142,7 @@ _init_key_cache()
 cdef object _ascii_key(const unsigned char* p, Py_ssize_t size, unsigned long long h, Py_hash_t* hash_out):
     """The str of the ASCII bytes ``p[:size]`` (a member name), from the cache when present;
     ``h`` is their ajpcore_scan_name hash, ``hash_out`` receives hash(name)."""
-    cdef KeyEntry* e
+    cdef KeyEntry* e = NULL
     cdef PyObject* old
     cdef object s
     cdef Py_hash_t pyhash
@@ -437,16 +437,25 @@ cdef class _StrictParser:
 
     cdef Py_ssize_t parse_key(self, Py_ssize_t i, str expect) except -1:
         """Read `"name" :` of a member of the innermost object; return the position after the colon."""
+        cdef const unsigned char* p = self.p
         cdef Py_ssize_t start
         cdef Py_hash_t h
+        cdef unsigned long long name_hash
         i = self.skip_ws(i)
         if i >= self.n:
             self.eof()
-        if self.p[i] != 0x22:
+        if p[i] != 0x22:
             self.fail(expect, i)
         start = i
-        key = self.parse_name(i, &h)
-        i = self.i
+        i = _scan_name(p, start + 1, self.n, &name_hash)
+        if i < self.n and p[i] == 0x22:
+            # Plain ASCII: from the name cache, with its hash.
+            key = _ascii_key(p + start + 1, i - start - 1, name_hash, &h)
+            i += 1
+        else:
+            key = self.parse_text(start, i)
+            i = self.i
+            h = -1
         # RFC 7493 §2.3: member names MUST be unique (compared after unescaping).
         if not self.allow_duplicate_keys:
             if h == -1:
@@ -502,18 +511,6 @@ cdef class _StrictParser:
             s = PyUnicode_New(size, 127)
             memcpy(PyUnicode_1BYTE_DATA(s), p + start + 1, size)
             return s
-        return self.parse_text(start, i)
-
-    cdef inline object parse_name(self, Py_ssize_t start, Py_hash_t* hash_out):
-        """``parse_string`` for a member name: plain ASCII names come from the name cache,
-        with their hash in ``hash_out``; other names leave -1 there (not computed)."""
-        cdef const unsigned char* p = self.p
-        cdef unsigned long long h
-        cdef Py_ssize_t i = _scan_name(p, start + 1, self.n, &h)
-        if i < self.n and p[i] == 0x22:
-            self.i = i + 1
-            return _ascii_key(p + start + 1, i - start - 1, h, hash_out)
-        hash_out[0] = -1
         return self.parse_text(start, i)
 
     cdef object parse_text(self, Py_ssize_t start, Py_ssize_t i):
