@@ -411,20 +411,13 @@ cdef class _StrictParser:
                     continue
                 self.fail("expected `,` or `}`", i)
 
-    cdef inline bint is_duplicate(self, object key, Py_hash_t h) except -1:
-        """Whether the innermost object already has a member named ``key`` (RFC 7493 §2.3)."""
+    cdef bint is_duplicate_indexed(self, object key) except -1:
+        """``parse_key``'s duplicate check for an object past ``_LINEAR_NAMES`` names: through
+        a dict of its names (built from them the first time), one lookup that adds the name."""
         cdef Frame* f = &self.frames[self.depth - 1]
         cdef Py_ssize_t k, size
-        cdef PyObject* other
         cdef object seen
         if f.seen == NULL:
-            if self.nvals - f.base < 2 * _LINEAR_NAMES:
-                for k in range(f.base, self.nvals, 2):
-                    if self.hashes[k] == h:
-                        other = self.vals[k]
-                        if other == <PyObject*>key or _same_str(other, <PyObject*>key):
-                            return True
-                return False
             seen = PyDict_New()
             for k in range(f.base, self.nvals, 2):
                 PyDict_SetItem(seen, <object>self.vals[k], None)
@@ -432,15 +425,16 @@ cdef class _StrictParser:
             f.seen = <PyObject*>seen
         seen = <object>f.seen
         size = PyDict_GET_SIZE(seen)
-        PyDict_SetDefault(seen, key, None)  # one lookup: adds the name unless it is there
+        PyDict_SetDefault(seen, key, None)
         return PyDict_GET_SIZE(seen) == size
 
     cdef Py_ssize_t parse_key(self, Py_ssize_t i, str expect) except -1:
         """Read `"name" :` of a member of the innermost object; return the position after the colon."""
         cdef const unsigned char* p = self.p
-        cdef Py_ssize_t start
+        cdef Py_ssize_t start, k
         cdef Py_hash_t h
         cdef unsigned long long name_hash
+        cdef Frame* f
         i = self.skip_ws(i)
         if i >= self.n:
             self.eof()
@@ -460,7 +454,13 @@ cdef class _StrictParser:
         if not self.allow_duplicate_keys:
             if h == -1:
                 h = PyObject_Hash(key)  # cached in the str (the dict needs it too)
-            if self.is_duplicate(key, h):
+            f = &self.frames[self.depth - 1]
+            if f.seen == NULL and self.nvals - f.base < 2 * _LINEAR_NAMES:
+                # The object's earlier names, one by one (the hash first).
+                for k in range(f.base, self.nvals, 2):
+                    if self.hashes[k] == h and (self.vals[k] == <PyObject*>key or _same_str(self.vals[k], <PyObject*>key)):
+                        self.fail(_duplicate_reason(key), start)
+            elif self.is_duplicate_indexed(key):
                 self.fail(_duplicate_reason(key), start)
             if self.nvals == self.cap_vals:
                 self.grow_vals()
