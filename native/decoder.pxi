@@ -192,6 +192,7 @@ cdef inline bint _same_str(PyObject* a, PyObject* b) noexcept:
 
 
 @cython.final
+@cython.no_gc  # lives for one call and refers to no container (vals are invisible to gc either way)
 cdef class _StrictParser:
     """The native reader: the same steps as ``_StrictParser`` of the pure twin, over a C buffer."""
 
