@@ -1,6 +1,7 @@
 # Included by native/_core_c.pyx (shares its namespace), before decoder.pxi.  No pure twin:
-# this is about CPython's cyclic collector, not about what decode returns (the pure twin's
-# containers are built by json's C scanner, which leaves the collector alone too).
+# this is about how the native decoder builds its containers and CPython's cyclic collector,
+# not about what decode returns (the pure twin's containers are built by json's C scanner,
+# which leaves the collector alone too).
 
 # ---------------------------------------------------------------------------
 # The decoded tree and the cyclic collector
@@ -90,3 +91,191 @@ cdef void _settled_clear(Settled* s) noexcept:
     PyMem_Free(s.items)
     s.items = NULL
     s.cap = 0
+
+
+# ---------------------------------------------------------------------------
+# Open containers: their members first, each container once it closes
+# ---------------------------------------------------------------------------
+# Open containers are not built while their members are read: the values wait on one C
+# stack (``OpenTree.vals``; an object's as name, value, name, value ...) and each container
+# is created complete when it closes, a list at its exact size and a dict presized for its
+# members, so neither grows nor rehashes as it fills.  Member names are checked for
+# duplicates as they are read, so the first problem in byte order is the one reported:
+# against the object's earlier names directly while it has few (decoder.pxi, parse_key),
+# through an index of them (a dict of the names) once it has more.
+
+cdef extern from "Python.h":
+    ctypedef Py_ssize_t Py_hash_t
+    object PyDict_New()
+    PyObject* PyDict_SetDefault(object d, object k, object v) except NULL  # borrowed
+    int PyDict_SetItem(object d, object k, object v) except -1
+    object PyList_New(Py_ssize_t size)
+    void PyList_SET_ITEM_raw "PyList_SET_ITEM" (object l, Py_ssize_t k, PyObject* v)  # steals v
+
+cdef extern from *:
+    """
+    /* A dict with room for n members (CPython's own presizing, in cpython/dictobject.h on 3.10-3.13). */
+    #define ajp_dict_presized(n) _PyDict_NewPresized(n)
+    """
+    object _dict_presized "ajp_dict_presized" (Py_ssize_t n)
+
+cdef enum:
+    _LINEAR_NAMES = 12   # an object's names compared one by one up to this many
+
+
+cdef struct Frame:
+    Py_ssize_t base      # index in vals of the container's first element (or first name)
+    PyObject* seen       # objects past _LINEAR_NAMES names: a dict of those names (strong), else NULL
+    bint is_object
+
+
+cdef struct OpenTree:
+    PyObject** vals      # strong references: the members of the open containers, outermost first
+    Py_hash_t* hashes    # hashes[k]: the hash of the member name vals[k] (duplicate checks)
+    Py_ssize_t n
+    Py_ssize_t cap
+    Frame* frames        # the open containers, outermost first
+    Py_ssize_t depth
+    Py_ssize_t cap_frames
+
+
+cdef void _tree_init(OpenTree* t) noexcept:
+    t.vals = NULL
+    t.hashes = NULL
+    t.n = 0
+    t.cap = 0
+    t.frames = NULL
+    t.depth = 0
+    t.cap_frames = 0
+
+
+cdef void _tree_clear(OpenTree* t) noexcept:
+    """Drop every reference (after a refusal the members are simply freed)."""
+    cdef Py_ssize_t k
+    cdef PyObject* o
+    for k in range(t.n):
+        o = t.vals[k]
+        t.vals[k] = NULL
+        Py_XDECREF(o)
+    t.n = 0
+    for k in range(t.depth):
+        o = t.frames[k].seen
+        t.frames[k].seen = NULL
+        Py_XDECREF(o)
+    t.depth = 0
+    PyMem_Free(t.vals)
+    PyMem_Free(t.hashes)
+    PyMem_Free(t.frames)
+    t.vals = NULL
+    t.hashes = NULL
+    t.frames = NULL
+    t.cap = 0
+    t.cap_frames = 0
+
+
+cdef int _tree_grow(OpenTree* t) except -1:
+    cdef Py_ssize_t cap = t.cap * 2 + 64
+    cdef PyObject** grown = <PyObject**>PyMem_Realloc(t.vals, cap * sizeof(PyObject*))
+    cdef Py_hash_t* grown_hashes
+    if grown == NULL:
+        raise MemoryError()
+    t.vals = grown
+    grown_hashes = <Py_hash_t*>PyMem_Realloc(t.hashes, cap * sizeof(Py_hash_t))
+    if grown_hashes == NULL:
+        raise MemoryError()
+    t.hashes = grown_hashes
+    t.cap = cap
+    return 0
+
+
+cdef inline int _tree_push(OpenTree* t, object v) except -1:
+    """A member of the innermost open container (or an object's member name) is complete."""
+    if t.n == t.cap:
+        _tree_grow(t)
+    Py_INCREF(v)
+    t.vals[t.n] = <PyObject*>v
+    t.n += 1
+    return 0
+
+
+cdef int _tree_open(OpenTree* t, bint is_object) except -1:
+    cdef Py_ssize_t cap
+    cdef Frame* grown
+    if t.depth == t.cap_frames:
+        cap = t.cap_frames * 2 + 16
+        grown = <Frame*>PyMem_Realloc(t.frames, cap * sizeof(Frame))
+        if grown == NULL:
+            raise MemoryError()
+        t.frames = grown
+        t.cap_frames = cap
+    t.frames[t.depth].base = t.n
+    t.frames[t.depth].seen = NULL
+    t.frames[t.depth].is_object = is_object
+    t.depth += 1
+    return 0
+
+
+cdef object _tree_close(OpenTree* t, Settled* s):
+    """Build the innermost open container from its members, and drop it and them from the stacks."""
+    cdef Frame* f = &t.frames[t.depth - 1]
+    cdef Py_ssize_t base = f.base, count = t.n - base, k
+    cdef PyObject** v = t.vals + base
+    cdef PyObject* seen = f.seen
+    cdef object container
+    if not f.is_object:
+        container = PyList_New(count)
+        for k in range(count):
+            PyList_SET_ITEM_raw(container, k, v[k])  # steals the stack's reference
+        t.n = base
+    else:
+        container = _dict_presized(count >> 1)
+        for k in range(0, count, 2):
+            PyDict_SetItem(container, <object>v[k], <object>v[k + 1])
+        t.n = base
+        for k in range(count):
+            Py_DECREF(<object>v[k])
+        f.seen = NULL
+        Py_XDECREF(seen)
+    t.depth -= 1
+    _settle(s, container)
+    return container
+
+
+cdef list _tree_path(OpenTree* t):
+    """The JSON Pointer steps to the innermost open container: names and indexes of the open members."""
+    cdef list steps = []
+    cdef Py_ssize_t k, child
+    for k in range(t.depth - 1):
+        child = t.frames[k + 1].base  # the open member of container k starts here
+        if t.frames[k].is_object:
+            steps.append(<object>t.vals[child - 1])
+        else:
+            steps.append(child - t.frames[k].base)
+    return steps
+
+
+cdef inline bint _same_str(PyObject* a, PyObject* b) noexcept:
+    """Two exact strs built at their canonical kind: equal iff same length, kind and data."""
+    cdef Py_ssize_t size = PyUnicode_GET_LENGTH(<object>a)
+    cdef int kind = PyUnicode_KIND(<object>a)
+    if size != PyUnicode_GET_LENGTH(<object>b) or kind != PyUnicode_KIND(<object>b):
+        return False
+    return memcmp(PyUnicode_DATA(<object>a), PyUnicode_DATA(<object>b), size * kind) == 0
+
+
+cdef bint _tree_indexed_duplicate(OpenTree* t, object key) except -1:
+    """The duplicate check for an object past ``_LINEAR_NAMES`` names: through a dict of its
+    names (built from them the first time), one lookup that adds the name."""
+    cdef Frame* f = &t.frames[t.depth - 1]
+    cdef Py_ssize_t k, size
+    cdef object seen
+    if f.seen == NULL:
+        seen = PyDict_New()
+        for k in range(f.base, t.n, 2):
+            PyDict_SetItem(seen, <object>t.vals[k], None)
+        Py_INCREF(seen)
+        f.seen = <PyObject*>seen
+    seen = <object>f.seen
+    size = PyDict_GET_SIZE(seen)
+    PyDict_SetDefault(seen, key, None)
+    return PyDict_GET_SIZE(seen) == size

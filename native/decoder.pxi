@@ -20,13 +20,7 @@ cdef extern from "Python.h":
     void* PyUnicode_1BYTE_DATA(object o)
     const char* PyUnicode_AsUTF8AndSize(object o, Py_ssize_t* size) except NULL
     double PyOS_string_to_double(const char* s, char** endptr, PyObject* overflow_exception) except? -1.0
-    int PyDict_SetItem(object d, object k, object v) except -1
-    ctypedef Py_ssize_t Py_hash_t
     Py_hash_t PyObject_Hash(object o) except? -1
-    object PyDict_New()
-    PyObject* PyDict_SetDefault(object d, object k, object v) except NULL  # borrowed
-    object PyList_New(Py_ssize_t size)
-    void PyList_SET_ITEM_raw "PyList_SET_ITEM" (object l, Py_ssize_t k, PyObject* v)  # steals v
     bint PyByteArray_Check(object o)
     bint PyMemoryView_Check(object o)
     bint PyBytes_Check(object o)
@@ -35,13 +29,6 @@ cdef extern from "Python.h":
     char* PyByteArray_AS_STRING(object o)
     Py_ssize_t PyByteArray_GET_SIZE(object o)
     object PyUnicode_AsEncodedString(object o, const char* encoding, const char* errors)
-
-cdef extern from *:
-    """
-    /* A dict with room for n members (CPython's own presizing, in cpython/dictobject.h on 3.10-3.13). */
-    #define ajp_dict_presized(n) _PyDict_NewPresized(n)
-    """
-    object _dict_presized "ajp_dict_presized" (Py_ssize_t n)
 
 cdef extern from "math.h":
     bint isinf(double x) nogil
@@ -166,31 +153,6 @@ cdef object _ascii_key(const unsigned char* p, Py_ssize_t size, unsigned long lo
     return s
 
 
-# Open containers are not built while their members are read: the values wait on one C
-# stack (``_StrictParser.vals``; an object's as name, value, name, value ...) and each
-# container is created complete when it closes, a list at its exact size and a dict
-# presized for its members, so neither grows nor rehashes as it fills.  Member names are
-# checked for duplicates as they are read (the first problem in byte order is the one
-# reported): against the object's earlier names directly while it has few, through an
-# index of them (a dict of the names) once it has more.
-cdef enum:
-    _LINEAR_NAMES = 12   # an object's names compared one by one up to this many
-
-cdef struct Frame:
-    Py_ssize_t base      # index in vals of the container's first element (or first name)
-    PyObject* seen       # objects past _LINEAR_NAMES names: a dict of those names (strong), else NULL
-    bint is_object
-
-
-cdef inline bint _same_str(PyObject* a, PyObject* b) noexcept:
-    """Two exact strs built at their canonical kind: equal iff same length, kind and data."""
-    cdef Py_ssize_t size = PyUnicode_GET_LENGTH(<object>a)
-    cdef int kind = PyUnicode_KIND(<object>a)
-    if size != PyUnicode_GET_LENGTH(<object>b) or kind != PyUnicode_KIND(<object>b):
-        return False
-    return memcmp(PyUnicode_DATA(<object>a), PyUnicode_DATA(<object>b), size * kind) == 0
-
-
 @cython.final
 @cython.no_gc  # lives for one call and refers to no container (vals are invisible to gc either way)
 cdef class _StrictParser:
@@ -202,54 +164,20 @@ cdef class _StrictParser:
     cdef Py_ssize_t max_depth
     cdef object max_depth_shown
     cdef bint allow_duplicate_keys
-    cdef PyObject** vals      # strong references: the members of the open containers, outermost first
-    cdef Py_hash_t* hashes    # hashes[k]: the hash of the member name vals[k] (duplicate checks)
-    cdef Py_ssize_t nvals
-    cdef Py_ssize_t cap_vals
-    cdef Frame* frames        # the open containers, outermost first
-    cdef Py_ssize_t depth
-    cdef Py_ssize_t cap_frames
+    cdef OpenTree tree        # the open containers and their members (see _tree_close)
     cdef Settled settled      # large documents: finished containers wait untracked (_settle)
 
     def __cinit__(self):
-        self.vals = NULL
-        self.hashes = NULL
-        self.nvals = 0
-        self.cap_vals = 0
-        self.frames = NULL
-        self.depth = 0
-        self.cap_frames = 0
+        _tree_init(&self.tree)
         _settled_init(&self.settled, False)
 
     def __dealloc__(self):
-        cdef Py_ssize_t k
-        cdef PyObject* o
-        for k in range(self.nvals):
-            o = self.vals[k]
-            self.vals[k] = NULL
-            Py_XDECREF(o)
-        self.nvals = 0
-        for k in range(self.depth):
-            o = self.frames[k].seen
-            self.frames[k].seen = NULL
-            Py_XDECREF(o)
-        self.depth = 0
-        PyMem_Free(self.vals)
-        PyMem_Free(self.hashes)
-        PyMem_Free(self.frames)
+        _tree_clear(&self.tree)
         _settled_clear(&self.settled)
 
     cdef int fail(self, str reason, Py_ssize_t pos) except -1:
-        cdef list steps = []
-        cdef Py_ssize_t k, child
-        for k in range(self.depth - 1):
-            child = self.frames[k + 1].base  # the open member of container k starts here
-            if self.frames[k].is_object:
-                steps.append(<object>self.vals[child - 1])
-            else:
-                steps.append(child - self.frames[k].base)
         head = PyBytes_FromStringAndSize(<const char*>self.p, pos)
-        raise _decode_error(head, reason, pos, steps)
+        raise _decode_error(head, reason, pos, _tree_path(&self.tree))
 
     cdef int eof(self) except -1:
         return self.fail("unexpected end of data", self.n)
@@ -258,69 +186,6 @@ cdef class _StrictParser:
         while i < self.n and _IS_WS[self.p[i]]:
             i += 1
         return i
-
-    cdef int grow_vals(self) except -1:
-        cdef Py_ssize_t cap = self.cap_vals * 2 + 64
-        cdef PyObject** grown = <PyObject**>PyMem_Realloc(self.vals, cap * sizeof(PyObject*))
-        cdef Py_hash_t* grown_hashes
-        if grown == NULL:
-            raise MemoryError()
-        self.vals = grown
-        grown_hashes = <Py_hash_t*>PyMem_Realloc(self.hashes, cap * sizeof(Py_hash_t))
-        if grown_hashes == NULL:
-            raise MemoryError()
-        self.hashes = grown_hashes
-        self.cap_vals = cap
-        return 0
-
-    cdef inline int push(self, object v) except -1:
-        if self.nvals == self.cap_vals:
-            self.grow_vals()
-        Py_INCREF(v)
-        self.vals[self.nvals] = <PyObject*>v
-        self.nvals += 1
-        return 0
-
-    cdef int open(self, bint is_object) except -1:
-        cdef Py_ssize_t cap
-        cdef Frame* grown
-        if self.depth == self.cap_frames:
-            cap = self.cap_frames * 2 + 16
-            grown = <Frame*>PyMem_Realloc(self.frames, cap * sizeof(Frame))
-            if grown == NULL:
-                raise MemoryError()
-            self.frames = grown
-            self.cap_frames = cap
-        self.frames[self.depth].base = self.nvals
-        self.frames[self.depth].seen = NULL
-        self.frames[self.depth].is_object = is_object
-        self.depth += 1
-        return 0
-
-    cdef object close(self):
-        """Build the innermost open container from its members on the stack, and drop it from both stacks."""
-        cdef Frame* f = &self.frames[self.depth - 1]
-        cdef Py_ssize_t base = f.base, count = self.nvals - base, k
-        cdef PyObject** v = self.vals + base
-        cdef PyObject* seen = f.seen
-        cdef object container
-        if not f.is_object:
-            container = PyList_New(count)
-            for k in range(count):
-                PyList_SET_ITEM_raw(container, k, v[k])  # steals the stack's reference
-            self.nvals = base
-        else:
-            container = _dict_presized(count >> 1)
-            for k in range(0, count, 2):
-                PyDict_SetItem(container, <object>v[k], <object>v[k + 1])
-            self.nvals = base
-            for k in range(count):
-                Py_DECREF(<object>v[k])
-            f.seen = NULL
-            Py_XDECREF(seen)
-        self.depth -= 1
-        _settle(&self.settled, container)
-        return container
 
     cdef object parse(self):
         cdef const unsigned char* p = self.p
@@ -342,19 +207,19 @@ cdef class _StrictParser:
                 value = self.parse_string(i)
                 i = self.i
             elif c == 0x7B:
-                if self.depth >= self.max_depth:
+                if self.tree.depth >= self.max_depth:
                     self.fail(f"nesting deeper than {self.max_depth_shown}", i)
                 i = self.skip_ws(i + 1)
                 if i < n and p[i] == 0x7D:
                     value = {}
                     i += 1
                 else:
-                    self.open(True)
+                    _tree_open(&self.tree, True)
                     i = self.parse_key(i, "expected a member name or `}`")
                     expect = "expected a value"
                     continue
             elif c == 0x5B:
-                if self.depth >= self.max_depth:
+                if self.tree.depth >= self.max_depth:
                     self.fail(f"nesting deeper than {self.max_depth_shown}", i)
                 i = self.skip_ws(i + 1)
                 if i < n and p[i] == 0x5D:
@@ -362,7 +227,7 @@ cdef class _StrictParser:
                     _settle(&self.settled, value)
                     i += 1
                 else:
-                    self.open(False)
+                    _tree_open(&self.tree, False)
                     expect = "expected a value or `]`"
                     continue
             elif c == 0x2D or 0x30 <= c <= 0x39:
@@ -381,25 +246,25 @@ cdef class _StrictParser:
                 self.fail(expect, i)
             # The value is complete: hand it to its container, close what ends here.
             while True:
-                if self.depth == 0:
+                if self.tree.depth == 0:
                     i = self.skip_ws(i)
                     if i != n:
                         self.fail("trailing data after the document", i)
                     _settled_release(&self.settled)
                     return value
-                self.push(value)
+                _tree_push(&self.tree, value)
                 i = self.skip_ws(i)
                 if i >= n:
                     self.eof()
                 c = p[i]
-                if not self.frames[self.depth - 1].is_object:
+                if not self.tree.frames[self.tree.depth - 1].is_object:
                     if c == 0x2C:
                         i += 1
                         expect = "expected a value"
                         break
                     if c == 0x5D:
                         i += 1
-                        value = self.close()
+                        value = _tree_close(&self.tree, &self.settled)
                         continue
                     self.fail("expected `,` or `]`", i)
                 if c == 0x2C:
@@ -408,26 +273,9 @@ cdef class _StrictParser:
                     break
                 if c == 0x7D:
                     i += 1
-                    value = self.close()
+                    value = _tree_close(&self.tree, &self.settled)
                     continue
                 self.fail("expected `,` or `}`", i)
-
-    cdef bint is_duplicate_indexed(self, object key) except -1:
-        """``parse_key``'s duplicate check for an object past ``_LINEAR_NAMES`` names: through
-        a dict of its names (built from them the first time), one lookup that adds the name."""
-        cdef Frame* f = &self.frames[self.depth - 1]
-        cdef Py_ssize_t k, size
-        cdef object seen
-        if f.seen == NULL:
-            seen = PyDict_New()
-            for k in range(f.base, self.nvals, 2):
-                PyDict_SetItem(seen, <object>self.vals[k], None)
-            Py_INCREF(seen)
-            f.seen = <PyObject*>seen
-        seen = <object>f.seen
-        size = PyDict_GET_SIZE(seen)
-        PyDict_SetDefault(seen, key, None)
-        return PyDict_GET_SIZE(seen) == size
 
     cdef Py_ssize_t parse_key(self, Py_ssize_t i, str expect) except -1:
         """Read `"name" :` of a member of the innermost object; return the position after the colon."""
@@ -435,6 +283,7 @@ cdef class _StrictParser:
         cdef Py_ssize_t start, k
         cdef Py_hash_t h
         cdef unsigned long long name_hash
+        cdef OpenTree* t
         cdef Frame* f
         i = self.skip_ws(i)
         if i >= self.n:
@@ -455,18 +304,19 @@ cdef class _StrictParser:
         if not self.allow_duplicate_keys:
             if h == -1:
                 h = PyObject_Hash(key)  # cached in the str (the dict needs it too)
-            f = &self.frames[self.depth - 1]
-            if f.seen == NULL and self.nvals - f.base < 2 * _LINEAR_NAMES:
+            t = &self.tree
+            f = &t.frames[t.depth - 1]
+            if f.seen == NULL and t.n - f.base < 2 * _LINEAR_NAMES:
                 # The object's earlier names, one by one (the hash first).
-                for k in range(f.base, self.nvals, 2):
-                    if self.hashes[k] == h and (self.vals[k] == <PyObject*>key or _same_str(self.vals[k], <PyObject*>key)):
+                for k in range(f.base, t.n, 2):
+                    if t.hashes[k] == h and (t.vals[k] == <PyObject*>key or _same_str(t.vals[k], <PyObject*>key)):
                         self.fail(_duplicate_reason(key), start)
-            elif self.is_duplicate_indexed(key):
+            elif _tree_indexed_duplicate(t, key):
                 self.fail(_duplicate_reason(key), start)
-            if self.nvals == self.cap_vals:
-                self.grow_vals()
-            self.hashes[self.nvals] = h
-        self.push(key)
+            if t.n == t.cap:
+                _tree_grow(t)
+            t.hashes[t.n] = h
+        _tree_push(&self.tree, key)
         i = self.skip_ws(i)
         if i >= self.n:
             self.eof()
