@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import heapq
+import threading
 from typing import Any, Dict, List, Optional, Protocol, Tuple
 
 from ..errors import Busy, InvalidMessage, ReplayedMessage
@@ -38,8 +39,28 @@ def replay_identity(*, secret: Any = None, public_key: Any = None) -> str:
 
         key = public_key if isinstance(public_key, Ed25519PublicKey) else Ed25519PublicKey.from_string(public_key)
         return "ed25519:" + key.fingerprint
+    t = type(secret)
+    cached = t is str or t is bytes  # exact types only: a subclass may redefine hashing and equality
+    if cached:
+        identity = _identities.get((t, secret))
+        if identity is not None:
+            return identity
     raw = secret.encode("utf-8") if isinstance(secret, str) else bytes(secret)
-    return "sha256:" + hashlib.sha256(b"ajpcore-replay-identity-v1\x00" + raw).hexdigest()[:32]
+    identity = "sha256:" + hashlib.sha256(b"ajpcore-replay-identity-v1\x00" + raw).hexdigest()[:32]
+    if cached:
+        with _identities_lock:
+            while len(_identities) >= _IDENTITY_CACHE_SIZE:
+                del _identities[next(iter(_identities))]
+            _identities[(t, secret)] = identity
+    return identity
+
+
+# The identities of recently seen HMAC secrets, so a receiver does not hash its secret on every
+# offer: bounded (oldest first out), keyed like the core's HMAC key cache by ``(type, secret)``,
+# which already keeps those secrets alive (see ``ajpcore._core_py.hmac_sink``).
+_IDENTITY_CACHE_SIZE = 32
+_identities: Dict[Tuple[type, Any], str] = {}
+_identities_lock = threading.Lock()
 
 
 MAX_JOB_ID_LENGTH = 256
