@@ -9,6 +9,7 @@ import heapq
 import threading
 from typing import Any, Dict, List, Optional, Protocol, Tuple
 
+from .. import _core
 from ..errors import Busy, InvalidMessage, ReplayedMessage
 from ._rules import DEFAULT_SKEW_SECONDS
 
@@ -47,18 +48,19 @@ def replay_identity(*, secret: Any = None, public_key: Any = None) -> str:
             return identity
     raw = secret.encode("utf-8") if isinstance(secret, str) else bytes(secret)
     identity = "sha256:" + hashlib.sha256(b"ajpcore-replay-identity-v1\x00" + raw).hexdigest()[:32]
-    if cached:
+    size = _core.impl.HMAC_CACHE_SIZE  # one read: another thread may set it meanwhile
+    if cached and size > 0:
         with _identities_lock:
-            while len(_identities) >= _IDENTITY_CACHE_SIZE:
+            while len(_identities) >= size:
                 del _identities[next(iter(_identities))]
             _identities[(t, secret)] = identity
     return identity
 
 
 # The identities of recently seen HMAC secrets, so a receiver does not hash its secret on every
-# offer: bounded (oldest first out), keyed like the core's HMAC key cache by ``(type, secret)``,
-# which already keeps those secrets alive (see ``ajpcore._core_py.hmac_sink``).
-_IDENTITY_CACHE_SIZE = 32
+# offer: keyed like the core's HMAC key cache by ``(type, secret)`` and bounded by the same
+# ``HMAC_CACHE_SIZE`` (oldest first out; 0 keeps none), so it keeps alive only the kind of
+# secrets that cache already keeps (see ``ajpcore._core_py.hmac_sink``).
 _identities: Dict[Tuple[type, Any], str] = {}
 _identities_lock = threading.Lock()
 
