@@ -21,7 +21,7 @@ from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Seque
 import jsonschema_rs
 
 from ._jsoncopy import copy_json_collecting
-from ._schema_formats import FormatCheck, formats_hold, split_formats
+from ._schema_formats import FormatCheck, formats_holder, split_formats
 from .errors import SchemaError, ValidationError, format_path
 from .timestamps import is_timestamp
 
@@ -93,7 +93,7 @@ class CompiledSchema:
     is invalid, its problem named by ``errors`` (``Expected a JSON value``).
     """
 
-    __slots__ = ("schema", "_validator", "_reasons", "_fast", "_checks")
+    __slots__ = ("schema", "_validator", "_reasons", "_fast", "_checks", "_fast_is_valid", "_formats_hold")
 
     def __init__(
         self, schema: Any, validator: Any, reasons: Mapping[str, str], fast: Any = None, checks: Sequence[FormatCheck] = ()
@@ -103,12 +103,15 @@ class CompiledSchema:
         self._reasons = reasons
         self._fast = fast  # the engine without Python format callbacks: checks confirm what it accepts
         self._checks = checks
+        self._fast_is_valid = None if fast is None else fast.is_valid  # bound once: is_valid is the hot path
+        self._formats_hold = formats_holder(checks)
 
     def is_valid(self, value: Any) -> bool:
         """True when ``value`` is valid (False for a value that is not JSON)."""
         try:
-            if self._fast is not None and self._fast.is_valid(value):
-                return formats_hold(value, self._checks)
+            fast = self._fast_is_valid
+            if fast is not None and fast(value):
+                return self._formats_hold(value)
             return bool(self._validator.is_valid(value))
         except ValueError:  # a set, a str subclass, a non-str member name...: the engine cannot read it
             return False

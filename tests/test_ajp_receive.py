@@ -471,6 +471,53 @@ def test_replay_identity_uses_keys_not_claims():
         ajp.replay_identity()
 
 
+def _identity_uncached(secret):
+    import hashlib
+
+    raw = secret.encode("utf-8") if isinstance(secret, str) else bytes(secret)
+    return "sha256:" + hashlib.sha256(b"ajpcore-replay-identity-v1\x00" + raw).hexdigest()[:32]
+
+
+class _Text(str):
+    def __hash__(self):
+        return 0
+
+    def __eq__(self, other):
+        return True  # equal to every str: must never be served another secret's identity
+
+
+@pytest.mark.parametrize("size", [0, 2, 32])
+def test_replay_identity_cache_gives_the_computed_identity_within_its_bound(core, monkeypatch, size):
+    from ajpcore.ajp import _replay
+
+    monkeypatch.setattr(core, "HMAC_CACHE_SIZE", size)
+    monkeypatch.setattr(_replay, "_identities", {})
+    secrets = ["s-%d" % i for i in range(5)] + [b"b-%d" % i for i in range(5)] + ["s-0", b"b-0"]
+    for secret in secrets * 2:
+        assert ajp.replay_identity(secret=secret) == _identity_uncached(secret)
+        assert len(_replay._identities) <= size
+    assert ajp.replay_identity(secret=_Text("other")) == _identity_uncached("other")  # subclasses are not cached
+    assert ajp.replay_identity(secret=bytearray(b"b-1")) == _identity_uncached(b"b-1")
+    assert all(type(k[1]) in (str, bytes) for k in _replay._identities)
+
+
+def test_receive_admits_with_the_expiry_the_rules_read():
+    from ajpcore.timestamps import instant_micros, timestamp_micros
+
+    class Recording:
+        def admit(self, identity, job_id, *, expires_at_us, now_us):
+            self.seen = (identity, job_id, expires_at_us, now_us)
+
+    guard = Recording()
+    offer = ajp.receive_offer(_bytes(VECTORS["offer-human-hmac-jcs"]), now=NOW, secret=SECRET, replay_guard=guard)
+    assert guard.seen == (
+        ajp.replay_identity(secret=SECRET),
+        offer.job_id,
+        timestamp_micros(offer.expires_at),
+        instant_micros(NOW),
+    )
+
+
 def test_policy_refusals_map_to_402_403():
     status, body = ajp.error_response(BudgetRefused("max_usd 0.01 is below this agent's price of 0.05"))
     assert status == 402 and body.code == "BUDGET_REFUSED" and body.reason.startswith("max_usd")

@@ -185,3 +185,35 @@ def test_micros_of_a_checked_timestamp_agree_with_the_full_parse(text):
     """receive_offer reads schema-valid timestamps without re-running the strict match: same instant."""
     if is_timestamp(text):
         assert _valid_timestamp_micros(text) == timestamp_micros(text)
+
+
+class _LyingDict(dict):
+    def get(self, key, default=None):  # a dict subclass may read differently: the general walk decides
+        return "not a timestamp"
+
+
+_TOP_CHECKS = [(("issued_at",), is_timestamp), (("expires_at",), is_timestamp)]
+_NESTED_CHECKS = [(("issued_at",), is_timestamp), (("a", "b"), is_timestamp)]
+
+
+@settings(max_examples=300)
+@given(
+    value=st.one_of(
+        st.dictionaries(
+            st.sampled_from(["issued_at", "expires_at", "a", "x"]),
+            st.one_of(st.none(), st.integers(), st.sampled_from(["2026-03-05T10:00:00Z", "2026-02-30T10:00:00Z", "x"]),
+                      st.dictionaries(st.sampled_from(["b", "c"]), st.sampled_from(["2026-03-05T10:00:00Z", "no", 1]))),
+        ),
+        st.lists(st.integers(), max_size=2),
+        st.text(max_size=3),
+        st.none(),
+    ),
+    wrap=st.booleans(),
+)
+def test_formats_holder_is_formats_hold(value, wrap):
+    from ajpcore._schema_formats import formats_hold, formats_holder
+
+    if wrap and isinstance(value, dict):
+        value = _LyingDict(value)
+    for checks in (_TOP_CHECKS, _NESTED_CHECKS, []):
+        assert formats_holder(checks)(value) == formats_hold(value, checks)

@@ -6,10 +6,10 @@ from typing import Any, Optional, Sequence, Union
 
 from ..errors import InvalidMessage, KeyUsageError
 from ..provenance.pins import KeyPins
-from ..timestamps import _valid_timestamp_micros
+from ..signing import verify
 from ._messages import JobOffer
 from ._replay import ReplayGuard, replay_identity
-from ._rules import DEFAULT_MAX_LIFETIME_SECONDS, DEFAULT_SKEW_SECONDS, _check_typed_offer, _now_micros
+from ._rules import DEFAULT_MAX_LIFETIME_SECONDS, DEFAULT_SKEW_SECONDS, _now_micros, _typed_offer_errors
 from ._sender import verify_sender
 
 
@@ -47,10 +47,12 @@ def receive_offer(
     (else ``KeyUsageError``).
     """
     offer = JobOffer.from_json(data)
+    raw = offer._raw
     now_us = _now_micros(now)  # read once: the rules and the replay guard use the same instant
-    check = _check_typed_offer(offer._raw, now_us, True, skew, max_lifetime)  # validate_offer(strict=True) of a JobOffer
-    if check.errors:
-        raise InvalidMessage(check.errors)
+    # validate_offer(strict=True) of a JobOffer; expires_at read once for the rules and the guard
+    errors, expires_us = _typed_offer_errors(raw, now_us, True, skew, max_lifetime)
+    if errors:
+        raise InvalidMessage(errors)
     if declaration is not None:
         if secret is not None or public_key is not None:
             raise KeyUsageError("give `declaration=` (the key comes from it) or `secret=`/`public_key=`, not both")
@@ -59,12 +61,10 @@ def receive_offer(
         ).public_key
     elif pins is not None or require_capabilities:
         raise KeyUsageError("`pins=` and `require_capabilities=` apply to the sender's declaration: give `declaration=`")
-    offer.verify(secret=secret, public_key=public_key)
+    # `offer.verify(...)` without its scheme-fits-sender check: the strict rules above refused a misfit.
+    verify(raw, secret=secret, public_key=public_key)
     if replay_guard is not None:
         replay_guard.admit(
-            replay_identity(secret=secret, public_key=public_key),
-            offer.job_id,
-            expires_at_us=_valid_timestamp_micros(offer._raw["expires_at"]),  # the schema checked it
-            now_us=now_us,
+            replay_identity(secret=secret, public_key=public_key), raw["job_id"], expires_at_us=expires_us, now_us=now_us
         )
     return offer

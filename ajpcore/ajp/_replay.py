@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import hashlib
 import heapq
+import threading
 from typing import Any, Dict, List, Optional, Protocol, Tuple
 
+from .. import _core
 from ..errors import Busy, InvalidMessage, ReplayedMessage
 from ._rules import DEFAULT_SKEW_SECONDS
 
@@ -38,8 +40,29 @@ def replay_identity(*, secret: Any = None, public_key: Any = None) -> str:
 
         key = public_key if isinstance(public_key, Ed25519PublicKey) else Ed25519PublicKey.from_string(public_key)
         return "ed25519:" + key.fingerprint
+    t = type(secret)
+    cached = t is str or t is bytes  # exact types only: a subclass may redefine hashing and equality
+    if cached:
+        identity = _identities.get((t, secret))
+        if identity is not None:
+            return identity
     raw = secret.encode("utf-8") if isinstance(secret, str) else bytes(secret)
-    return "sha256:" + hashlib.sha256(b"ajpcore-replay-identity-v1\x00" + raw).hexdigest()[:32]
+    identity = "sha256:" + hashlib.sha256(b"ajpcore-replay-identity-v1\x00" + raw).hexdigest()[:32]
+    size = _core.impl.HMAC_CACHE_SIZE  # one read: another thread may set it meanwhile
+    if cached and size > 0:
+        with _identities_lock:
+            while len(_identities) >= size:
+                del _identities[next(iter(_identities))]
+            _identities[(t, secret)] = identity
+    return identity
+
+
+# The identities of recently seen HMAC secrets, so a receiver does not hash its secret on every
+# offer: keyed like the core's HMAC key cache by ``(type, secret)`` and bounded by the same
+# ``HMAC_CACHE_SIZE`` (oldest first out; 0 keeps none), so it keeps alive only the kind of
+# secrets that cache already keeps (see ``ajpcore._core_py.hmac_sink``).
+_identities: Dict[Tuple[type, Any], str] = {}
+_identities_lock = threading.Lock()
 
 
 MAX_JOB_ID_LENGTH = 256

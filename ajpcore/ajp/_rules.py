@@ -199,14 +199,26 @@ def validate_offer(
 def _check_typed_offer(raw: Dict[str, Any], now_us: int, strict: bool, skew: float, max_lifetime: float) -> OfferCheck:
     """``validate_offer`` for a schema-valid offer: the same rules, without re-checking the shape
     (both timestamps are strict RFC 3339, every SDK presence rule holds)."""
+    errors, _ = _typed_offer_errors(raw, now_us, strict, skew, max_lifetime)
+    sender = raw["from"]
+    warnings = [_DECLARATION_WARNING] if sender["type"] == "agent" and not sender.get("declaration_url") else []
+    check = _new_check(OfferCheck)
+    _check_errors(check, errors)
+    _check_warnings(check, warnings)
+    _check_valid(check, not errors)
+    return check
+
+
+def _typed_offer_errors(
+    raw: Dict[str, Any], now_us: int, strict: bool, skew: float, max_lifetime: float
+) -> Tuple[List[str], int]:
+    """The errors of ``_check_typed_offer`` (same messages, same order) and ``expires_at`` in µs,
+    which ``receive_offer`` hands on to the replay guard instead of reading it again."""
     signature = raw.get("signature")
     errors: List[str] = [] if signature is not None else ["missing: signature"]  # built, not yet signed
-    sender = raw["from"]
-    sender_type = sender["type"]
     expires_us = _valid_timestamp_micros(raw["expires_at"])  # the schema checked both timestamps
     if expires_us < now_us:
         errors.append("offer has expired")
-    warnings = [_DECLARATION_WARNING] if sender_type == "agent" and not sender.get("declaration_url") else []
     if strict:
         issued_us = _valid_timestamp_micros(raw["issued_at"])
         if issued_us - now_us > skew * 1_000_000:
@@ -215,14 +227,11 @@ def _check_typed_offer(raw: Dict[str, Any], now_us: int, strict: bool, skew: flo
             errors.append("expires_at is not after issued_at")
         elif expires_us - issued_us > max_lifetime * 1_000_000:
             errors.append(f"offer lifetime exceeds {_seconds(max_lifetime)} s")
+        sender_type = raw["from"]["type"]
         scheme = _SCHEME_FOR[sender_type]
         if signature is not None and not signature.startswith(scheme):
             errors.append(f"signature scheme must be {scheme[:-1]} for a {sender_type} sender")
-    check = _new_check(OfferCheck)
-    _check_errors(check, errors)
-    _check_warnings(check, warnings)
-    _check_valid(check, not errors)
-    return check
+    return errors, expires_us
 
 
 _new_check = object.__new__
