@@ -8,6 +8,8 @@ submodules: ``ajpcore.ajp``, ``ajpcore.iatp``, ``ajpcore.provenance``,
 ``ajpcore.timestamps``; hypothesis strategies live in ``ajpcore.strategies``.
 """
 
+import sys as _sys
+
 from ._core import BACKEND, impl as _impl
 from .errors import (
     AjpError,
@@ -46,7 +48,15 @@ decode = _impl.decode
 
 # -- signatures and keys --
 HmacSigner = _impl.HmacSigner
-clear_hmac_cache = _impl.clear_hmac_cache
+
+
+def clear_hmac_cache() -> None:
+    """Forget every cached HMAC secret: the core's keyed states and the replay identities of ``ajpcore.ajp``."""
+    _impl.clear_hmac_cache()
+    replay = _sys.modules.get("ajpcore.ajp._replay")  # not imported yet: it holds nothing
+    if replay is not None:
+        replay._forget_identities()
+
 
 from typing import Any as _Any, Dict as _Dict  # noqa: E402
 

@@ -14,7 +14,7 @@ against the unsafe pipeline users write today (``orjson.loads``,
 ``orjson.dumps(OPT_SORT_KEYS)``, ``hmac.digest``, ``hmac.compare_digest``: no
 duplicate-key or number checks, not RFC 8785, no schema, no replay guard).
 
-Every contender is measured the same way (``_measure``): the same number of untimed
+Every contender is measured the same way (``fair.measure``): the same number of untimed
 warm-up calls, then ``gc.collect()``, then the timed rounds.  pytest-benchmark sizes
 its rounds from one calibration call (``rounds = max_time / that call``): a contender
 whose first call is cold (pydantic's first ``model_validate_json`` of a process) got a
@@ -36,6 +36,7 @@ import data
 from ajpcore import ajp, schemas
 from ajpcore.ajp import MemoryReplayGuard
 from ajpcore.errors import ReplayedMessage
+from fair import WARM_CALLS, measure
 from twins import twin as core_twin  # the native twin skips with its reason on a pure install
 from ajpcore.signing import sign
 
@@ -49,18 +50,6 @@ def _signed_offer_bytes() -> bytes:
 
 
 RAW = _signed_offer_bytes()
-
-WARM_CALLS = 200
-"""Untimed calls every contender gets before its rounds (then ``gc.collect()``)."""
-
-
-def _measure(benchmark, fn, *args, **kwargs):
-    """Time ``fn(*args, **kwargs)`` as every contender here is timed: warm, collect, calibrated rounds."""
-    for _ in range(WARM_CALLS):
-        fn(*args, **kwargs)
-    gc.collect()
-    return benchmark(fn, *args, **kwargs)
-
 
 # -- receive:offer: distinct pre-signed offers, so the replay guard admits each one --
 
@@ -190,14 +179,14 @@ def test_envelope_offer_ajpcore(benchmark, twin):
         offer.verify(secret=data.SECRET)
         return offer
 
-    offer = _measure(benchmark, run)  # the warm-up also fills the HMAC key cache, as a server's first request would
+    offer = measure(benchmark, run)  # the warm-up also fills the HMAC key cache, as a server's first request would
     assert offer.job_id == data.value("offer")["job_id"]
 
 
 def test_validate_offer_ajpcore(benchmark, twin):
     benchmark.group = "validate:offer"
     benchmark.name = twin
-    offer = _measure(benchmark, ajp.JobOffer.from_json, RAW)
+    offer = measure(benchmark, ajp.JobOffer.from_json, RAW)
     assert offer.job_id == data.value("offer")["job_id"]
 
 
@@ -210,7 +199,7 @@ PEER_GROUPS = pytest.mark.parametrize("group", ["envelope:offer", "validate:offe
 def test_offer_pydantic(benchmark, group):
     benchmark.group = group
     benchmark.name = "pydantic.model_validate_json"
-    offer = _measure(benchmark, POffer.model_validate_json, RAW)
+    offer = measure(benchmark, POffer.model_validate_json, RAW)
     assert offer.job_id == data.value("offer")["job_id"]
 
 

@@ -103,7 +103,7 @@ VALIDATOR = jsonschema.Draft202012Validator(schema("iatp-capability-manifest"))
 def test_parse_ajpcore(benchmark, core_twin):
     benchmark.group = "envelope:manifest"
     benchmark.name = "ajpcore-" + core_twin.__name__.rsplit("_", 1)[1]
-    result = benchmark(CapabilityManifest.from_json, MANIFEST_BYTES)
+    result = measure(benchmark, CapabilityManifest.from_json, MANIFEST_BYTES)
     assert result.to_json() == MANIFEST_BYTES
 
 
@@ -116,13 +116,13 @@ def test_parse_jsonschema(benchmark):
         VALIDATOR.validate(doc)
         return doc
 
-    assert benchmark(run) == data.value("manifest")
+    assert measure(benchmark, run) == data.value("manifest")
 
 
 def test_parse_pydantic(benchmark):
     benchmark.group = "envelope:manifest"
     benchmark.name = "pydantic"
-    model = benchmark(PydanticManifest.model_validate_json, MANIFEST_BYTES)
+    model = measure(benchmark, PydanticManifest.model_validate_json, MANIFEST_BYTES)
     assert model.identity.agent_id == "booking-agent-v2.1.0"
 
 
@@ -131,7 +131,7 @@ def test_verify_ajpcore(benchmark, core_twin, backend):
     benchmark.group = "verify:manifest"
     twin = "ajpcore-" + core_twin.__name__.rsplit("_", 1)[1]
     benchmark.name = twin if backend is None else f"{twin} (openssl)"
-    benchmark(verify_manifest, SIGNED, backend=backend)
+    measure(benchmark, verify_manifest, SIGNED, backend=backend)
 
 
 def test_verify_unsafe_pipeline(benchmark):

@@ -501,6 +501,19 @@ def test_replay_identity_cache_gives_the_computed_identity_within_its_bound(core
     assert all(type(k[1]) in (str, bytes) for k in _replay._identities)
 
 
+def test_clear_hmac_cache_also_forgets_the_replay_identities(core, monkeypatch):
+    import ajpcore
+    from ajpcore.ajp import _replay
+
+    monkeypatch.setattr(core, "HMAC_CACHE_SIZE", 32)
+    monkeypatch.setattr(_replay, "_identities", {})
+    ajp.replay_identity(secret="rotated secret")
+    assert ("rotated secret" in (k[1] for k in _replay._identities))
+    ajpcore.clear_hmac_cache()  # "drop the secrets", e.g. after a rotation: none may stay behind as a key
+    assert _replay._identities == {}
+    assert ajp.replay_identity(secret="rotated secret") == _identity_uncached("rotated secret")
+
+
 def test_receive_admits_with_the_expiry_the_rules_read():
     from ajpcore.timestamps import instant_micros, timestamp_micros
 

@@ -65,6 +65,12 @@ _identities: Dict[Tuple[type, Any], str] = {}
 _identities_lock = threading.Lock()
 
 
+def _forget_identities() -> None:
+    """Drop every cached identity, and with it every secret kept as a key (``ajpcore.clear_hmac_cache``)."""
+    with _identities_lock:
+        _identities.clear()
+
+
 MAX_JOB_ID_LENGTH = 256
 """Longest ``job_id`` (characters) the schemas and ``MemoryReplayGuard`` accept (the reference SDK mints 24)."""
 MAX_IDENTITY_LENGTH = 256
