@@ -88,6 +88,43 @@ cdef extern from *:
         return i;
     }
 
+    /* A member name that is compact ASCII of at most 16 characters, none needing an
+       escape (the usual name), written as "name": straight from its data with word
+       loads and stores; dst has room for 20 bytes.  Returns the bytes written, or 0 to
+       leave the name to the general string writer (nothing is stored then but dst[0]). */
+    static inline Py_ssize_t ajp_put_short_name(char *dst, PyObject *s) {
+        const unsigned char *p;
+        Py_ssize_t n, i;
+        if (!PyUnicode_IS_COMPACT_ASCII(s)) return 0;
+        n = PyUnicode_GET_LENGTH(s);
+        if (n > 16) return 0;
+        p = (const unsigned char *)(((PyASCIIObject *)s) + 1);
+        if (n >= 8) {
+            uint64_t a, b;
+            memcpy(&a, p, 8);
+            memcpy(&b, p + n - 8, 8);
+            if (ajp_word_needs_escape(a) || ajp_word_needs_escape(b)) return 0;
+            memcpy(dst + 1, &a, 8);
+            memcpy(dst + 1 + n - 8, &b, 8);
+        } else if (n >= 4) {
+            uint32_t a, b;
+            memcpy(&a, p, 4);
+            memcpy(&b, p + n - 4, 4);
+            if (ajp_word_needs_escape((uint64_t)a | ((uint64_t)b << 32))) return 0;
+            memcpy(dst + 1, &a, 4);
+            memcpy(dst + 1 + n - 4, &b, 4);
+        } else {
+            for (i = 0; i < n; i++) {
+                if (ajp_escaped_byte[p[i]]) return 0;
+                dst[1 + i] = (char)p[i];
+            }
+        }
+        dst[0] = '"';
+        dst[n + 1] = '"';
+        dst[n + 2] = ':';
+        return n + 3;
+    }
+
     /* The same for UCS-2 / UCS-4 text (PEP 393 kinds 2 and 4): copies the leading plain
        ASCII code units as bytes.  Packing saturates, so any unit >= 0x80 becomes a byte
        >= 0x80 or 0 (signed 16-bit overflow), and both stop the copy. */
@@ -282,6 +319,7 @@ cdef extern from *:
     unsigned long long ajp_name_prefix(const void* data, Py_ssize_t n) nogil
     void ajp_prefetch(const void* p) nogil
     Py_ssize_t ajp_copy_clean_ascii(char* dst, const unsigned char* p, Py_ssize_t n) nogil
+    Py_ssize_t ajp_put_short_name(char* dst, PyObject* s) nogil
     Py_ssize_t ajp_copy_clean_wide(int kind, char* dst, const void* data, Py_ssize_t n) nogil
     Py_ssize_t ajp_encode_wide(int kind, const void* data, Py_ssize_t* pos, Py_ssize_t end, char* block, int* status) nogil
     void ajp_init_escaped_bytes()

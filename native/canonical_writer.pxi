@@ -279,9 +279,11 @@ cdef int _push_members(Writer* w, object d, Py_ssize_t n, bint* exact, bint* lat
 
 
 cdef int _put_dict(Writer* w, object d) except -1:
-    cdef Py_ssize_t i, n, base
+    cdef Py_ssize_t i, n, base, written
     cdef bint exact, latin1
     cdef Member* m
+    cdef PyObject* value
+    cdef char* dst
     if w.depth >= _MAX_DEPTH:
         _w_fail(w, f"Nesting deeper than {_MAX_DEPTH}")
     n = PyDict_GET_SIZE(d)
@@ -302,12 +304,28 @@ cdef int _put_dict(Writer* w, object d) except -1:
     w.depth += 1
     for i in range(n):
         # Index afresh each time: a nested object may have moved the member stack.
-        w.steps[w.depth - 1].key = w.members[base + i].key
-        if i:
-            _w_put_char(w, b',')
-        _put_str(w, <object>w.members[base + i].key)
-        _w_put_char(w, b':')
-        _put_value(w, <object>w.members[base + i].value)
+        m = &w.members[base + i]
+        w.steps[w.depth - 1].key = m.key
+        written = 0
+        if w.cap - w.length >= 24:
+            # The usual short ASCII name, with its comma, in one go (no string writer call).
+            dst = w.data + w.length
+            dst[0] = b','
+            written = ajp_put_short_name(dst + (i != 0), m.key)
+            if written:
+                w.length += written + (i != 0)
+        if not written:
+            if i:
+                _w_put_char(w, b',')
+            _put_str(w, <object>m.key)
+            _w_put_char(w, b':')
+        value = w.members[base + i].value
+        if PyUnicode_CheckExact(<object>value):
+            _put_str(w, <object>value)
+        elif PyLong_CheckExact(<object>value):
+            _put_int(w, <object>value)
+        else:
+            _put_value(w, <object>value)
     w.depth -= 1
     for i in range(base, w.mtop):
         Py_DECREF(<object>w.members[i].key)
@@ -343,7 +361,12 @@ cdef int _put_array(Writer* w, object a) except -1:
         w.steps[w.depth - 1].index = i
         if i:
             _w_put_char(w, b',')
-        _put_value(w, item)
+        if PyUnicode_CheckExact(item):
+            _put_str(w, item)
+        elif PyLong_CheckExact(item):
+            _put_int(w, item)
+        else:
+            _put_value(w, item)
         i += 1
     w.depth -= 1
     return _w_put_char(w, b']')
