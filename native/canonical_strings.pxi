@@ -37,22 +37,52 @@ cdef extern from *:
         Py_ssize_t i = 0;
     #if defined(__SSE2__)
         const __m128i space = _mm_set1_epi8(0x20), quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\\\');
+    /* Signed compare: bytes >= 0x80 are negative, so they stop the copy too. */
+    #define AJP_BAD16(v) _mm_or_si128(_mm_cmplt_epi8((v), space), \\
+                                      _mm_or_si128(_mm_cmpeq_epi8((v), quote), _mm_cmpeq_epi8((v), bslash)))
+        /* 32 bytes a step (one branch for two vectors), then 16, then one vector that
+           ends at n, overlapping bytes already copied (they are clean, so a hit is new). */
+        while (i + 32 <= n) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(p + i));
+            __m128i u = _mm_loadu_si128((const __m128i *)(p + i + 16));
+            __m128i bv = AJP_BAD16(v), bu = AJP_BAD16(u);
+            _mm_storeu_si128((__m128i *)(dst + i), v);
+            _mm_storeu_si128((__m128i *)(dst + i + 16), u);
+            if (_mm_movemask_epi8(_mm_or_si128(bv, bu))) {
+                unsigned mask = (unsigned)_mm_movemask_epi8(bv) | ((unsigned)_mm_movemask_epi8(bu) << 16);
+    #if defined(__GNUC__) || defined(__clang__)
+                return i + __builtin_ctz((unsigned)mask);
+    #else
+                Py_ssize_t k = 0;
+                while (!((mask >> k) & 1)) k++;
+                return i + k;
+    #endif
+            }
+            i += 32;
+        }
         while (i + 16 <= n) {
             __m128i v = _mm_loadu_si128((const __m128i *)(p + i));
-            /* Signed compare: bytes >= 0x80 are negative, so they stop the copy too. */
-            __m128i bad = _mm_or_si128(_mm_cmplt_epi8(v, space),
-                                       _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)));
-            int mask = _mm_movemask_epi8(bad);
+            int mask = _mm_movemask_epi8(AJP_BAD16(v));
             _mm_storeu_si128((__m128i *)(dst + i), v);
             if (mask) {
     #if defined(__GNUC__) || defined(__clang__)
                 return i + __builtin_ctz((unsigned)mask);
     #else
-                break;
+                Py_ssize_t k = 0;
+                while (!((mask >> k) & 1)) k++;
+                return i + k;
     #endif
             }
             i += 16;
         }
+        if (i < n && n >= 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(p + n - 16));
+            if (!_mm_movemask_epi8(AJP_BAD16(v))) {
+                _mm_storeu_si128((__m128i *)(dst + n - 16), v);
+                return n;
+            }
+        }
+    #undef AJP_BAD16
     #endif
         while (i + 8 <= n) {
             uint64_t w;
