@@ -298,6 +298,17 @@ cdef extern from *:
         return r << (8 * (8 - n));
     }
 
+    /* Index of the lowest set bit of x != 0. */
+    static inline int ajp_ctz(unsigned int x) {
+    #if defined(__GNUC__) || defined(__clang__)
+        return __builtin_ctz(x);
+    #else
+        int k = 0;
+        while (!((x >> k) & 1u)) k++;
+        return k;
+    #endif
+    }
+
     #if defined(__GNUC__) || defined(__clang__)
     #define ajp_prefetch(p) __builtin_prefetch((const void *)(p))
     #else
@@ -348,6 +359,7 @@ cdef extern from *:
     int ajp_compare_names(int ka, const void* a, Py_ssize_t na, int kb, const void* b, Py_ssize_t nb) nogil
     unsigned long long ajp_name_prefix(const void* data, Py_ssize_t n) nogil
     void ajp_prefetch(const void* p) nogil
+    int ajp_ctz(unsigned int x) nogil
     Py_ssize_t ajp_copy_clean_ascii(char* dst, const unsigned char* p, Py_ssize_t n) nogil
     Py_ssize_t ajp_put_short_name(char* dst, PyObject* s) nogil
     Py_ssize_t ajp_copy_clean_wide(int kind, char* dst, const void* data, Py_ssize_t n) nogil
