@@ -510,13 +510,18 @@ cdef int _put_str(Writer* w, object s) except -1:
             i += copied
             if i >= n:
                 break
-        # ... everything else through a small block: escapes, UTF-8, and short ASCII runs
-        # (back to the run copier after 8 plain characters in a row).
-        end = i + _STR_BLOCK
-        if end > n:
-            end = n
-        o = ajp_encode_wide(kind, raw, &i, end, block, &status)
-        _w_put(w, block, o)
+        # ... everything else (escapes, UTF-8, and short ASCII runs; back to the run copier
+        # after 8 plain characters in a row) straight into the buffer when it surely holds
+        # the rest (6 bytes a code point at most), else through a small block.
+        if w.cap - w.length >= (n - i) * 6:
+            o = ajp_encode_wide(kind, raw, &i, n, w.data + w.length, &status)
+            w.length += o
+        else:
+            end = i + _STR_BLOCK
+            if end > n:
+                end = n
+            o = ajp_encode_wide(kind, raw, &i, end, block, &status)
+            _w_put(w, block, o)
         if status == 2:
             _w_fail(w, "String contains a lone surrogate")
         at_run = status == 1

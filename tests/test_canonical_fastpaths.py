@@ -120,3 +120,20 @@ def test_recorded_shapes_keep_utf16_order(twins):
     value = records([["\uFB33", "\U0001F600", "a"]] * 4)
     expected = b"[" + b",".join(b'{"a":%d,"\xf0\x9f\x98\x80":%d,"\xef\xac\xb3":%d}' % (i, i, i) for i in range(4)) + b"]"
     assert native.canonicalize(value) == pure.canonicalize(value) == expected
+
+
+@pytest.mark.parametrize("wide", ["\u4e2d", "\U0001F600"])
+def test_wide_text_direct_and_through_blocks(impl, wide):
+    # Unbounded output encodes wide text straight into the buffer; a small chunk goes
+    # through the block: the same bytes, and the same error for a lone surrogate.
+    for n in (0, 1, 7, 8, 9, 63, 64, 65, 130):
+        for stop in STOPPERS + ["ab" * 5]:
+            text = (wide + "abcdefghi" * 3)[: max(n, 1)] * (n // 10 + 1) + stop + wide
+            chunks = []
+            impl.canonicalize_into(text, chunks.append, chunk_size=5)
+            assert impl.canonicalize(text) == b"".join(chunks) == oracle(text), repr(text)
+        bad = wide * n + "\ud800" + "a" * n
+        for run in (impl.canonicalize, lambda v: impl.canonicalize_into(v, [].append, chunk_size=5)):
+            with pytest.raises(EncodeError) as info:
+                run(bad)
+            assert str(info.value) == "String contains a lone surrogate - at `$`"
