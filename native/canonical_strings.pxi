@@ -200,7 +200,7 @@ cdef extern from *:
 
     /* UTF-8 with JSON escapes (RFC 8785 §3.2.2.2) of UCS-2 / UCS-4 text data[*pos..end)
        into block (6 bytes a code point at most).  Returns the bytes written and moves
-       *pos; *status: 0 reached end, 1 stopped after 8 plain ASCII characters in a row
+       *pos; *status: 0 reached end, 1 stopped after 16 plain ASCII characters in a row
        (the caller copies such runs word-wise), 2 stopped after a lone surrogate. */
     #if defined(__GNUC__) || defined(__clang__)
     __attribute__((always_inline))
@@ -218,7 +218,7 @@ cdef extern from *:
             if (c < 0x80) {
                 if (!ajp_escaped_byte[c]) {
                     block[o++] = (char)c;
-                    if (++streak >= 8) { *pos = i; *status = 1; return o; }
+                    if (++streak >= 16) { *pos = i; *status = 1; return o; }
                     continue;
                 }
                 streak = 0;
@@ -511,7 +511,7 @@ cdef int _put_str(Writer* w, object s) except -1:
             if i >= n:
                 break
         # ... everything else (escapes, UTF-8, and short ASCII runs; back to the run copier
-        # after 8 plain characters in a row) straight into the buffer when it surely holds
+        # after 16 plain characters in a row) straight into the buffer when it surely holds
         # the rest (6 bytes a code point at most), else through a small block.
         if w.cap - w.length >= (n - i) * 6:
             o = ajp_encode_wide(kind, raw, &i, n, w.data + w.length, &status)
