@@ -137,3 +137,18 @@ def test_wide_text_direct_and_through_blocks(impl, wide):
             with pytest.raises(EncodeError) as info:
                 run(bad)
             assert str(info.value) == "String contains a lone surrogate - at `$`"
+
+
+def test_dyadic_doubles_match_the_shortest_digit_search(twins):
+    # m / 2**k with an exact decimal of up to 15 digits skips Ryu natively; around that
+    # bound (15/16 digits, k = 22/23, subnormal, huge) it must not change a digit.
+    native, pure = twins
+    values = [m / 2**k for k in range(0, 30) for m in range(1, 600)]
+    values += [m / 2**k for k in (1, 2, 21, 22, 23) for m in (10**15 - 1, 10**15 + 1, 2**53 - 1, 2**52 + 1)]
+    values += [x * 10.0**e for x in (0.5, 0.75, 0.125, 1.5, 93.5) for e in range(-30, 30)]
+    values += [5e-324, 2.2250738585072014e-308, 1.7976931348623157e308, 0.1, 1 / 3]
+    for v in values:
+        for x in (v, -v):
+            assert native._format_double(x) == pure._format_double(x), repr(x)
+            assert float(native._format_double(x)) == x
+    assert native.canonicalize([0.5, 0.75, -93.5, 2**-22, 1e21 + 0.5]) == b"[0.5,0.75,-93.5,2.384185791015625e-7,1e+21]"
