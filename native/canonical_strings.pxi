@@ -40,8 +40,24 @@ cdef extern from *:
     /* Signed compare: bytes >= 0x80 are negative, so they stop the copy too. */
     #define AJP_BAD16(v) _mm_or_si128(_mm_cmplt_epi8((v), space), \\
                                       _mm_or_si128(_mm_cmpeq_epi8((v), quote), _mm_cmpeq_epi8((v), bslash)))
-        /* 32 bytes a step (one branch for two vectors), then 16, then one vector that
-           ends at n, overlapping bytes already copied (they are clean, so a hit is new). */
+        /* One vector first (Latin-1 prose stops in it), then 32 bytes a step (one branch
+           for two vectors), then 16, then one vector that ends at n, overlapping bytes
+           already copied (they are clean, so a hit is new). */
+        if (n >= 48) {
+            __m128i v = _mm_loadu_si128((const __m128i *)p);
+            int mask = _mm_movemask_epi8(AJP_BAD16(v));
+            _mm_storeu_si128((__m128i *)dst, v);
+            if (mask) {
+    #if defined(__GNUC__) || defined(__clang__)
+                return __builtin_ctz((unsigned)mask);
+    #else
+                Py_ssize_t k = 0;
+                while (!((mask >> k) & 1)) k++;
+                return k;
+    #endif
+            }
+            i = 16;
+        }
         while (i + 32 <= n) {
             __m128i v = _mm_loadu_si128((const __m128i *)(p + i));
             __m128i u = _mm_loadu_si128((const __m128i *)(p + i + 16));
