@@ -88,6 +88,8 @@ cdef enum:
     _COPY_OUT = 1 << 20   # outputs this large are copied out of the grown buffer (see _w_finish)
     _INLINE_MEMBERS = 48  # members of the open objects, on the stack until they outgrow it
     _STR_BLOCK = 64       # non-ASCII text is encoded in blocks of this many code points
+    _SHAPE_MAX = 16       # objects of at most this many members may reuse a recorded member order
+    _SHAPES = 8           # recorded orders (slots chosen by the first name's address)
 
 
 cdef struct Step:
@@ -118,6 +120,15 @@ cdef extern from *:
     int ajp_unicode_ready(object o) except -1
 
 
+# The member order of an object shape (canonical_writer.pxi, _put_dict): arrays of records
+# repeat the same names in the same insertion order, so their sort is done once.
+cdef struct Shape:
+    Py_ssize_t n                         # 0: nothing recorded
+    PyObject* seen                       # first name of the last object sorted here; compared, never dereferenced
+    PyObject* keys[_SHAPE_MAX]           # the names in insertion order, strong references
+    unsigned char order[_SHAPE_MAX]      # sorted position -> insertion index
+
+
 # A Writer is ~13.5 KB: it lives on the heap, never on the C stack (a thread's stack may
 # be 128 KiB, and a ``write`` callback may re-enter the encoder).  See _w_acquire.
 cdef struct Writer:
@@ -132,6 +143,10 @@ cdef struct Writer:
     Member* members     # a stack: each open object owns members[base:base + n]
     Py_ssize_t mtop
     Py_ssize_t mcap
+    unsigned int shapes_live  # bit k: shapes[k] holds references (n > 0)
+    Shape shapes[_SHAPES]
+    PyObject* shape_names[_SHAPE_MAX]  # scratch of _sort_new_shape / _apply_shape: off the C stack,
+    Member shape_tmp[_SHAPE_MAX]       # whose frames recurse with the nesting
     Step steps[_MAX_DEPTH + 1]
     Member inline_members[_INLINE_MEMBERS]
     char scratch[_SCRATCH]

@@ -37,22 +37,68 @@ cdef extern from *:
         Py_ssize_t i = 0;
     #if defined(__SSE2__)
         const __m128i space = _mm_set1_epi8(0x20), quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\\\');
+    /* Signed compare: bytes >= 0x80 are negative, so they stop the copy too. */
+    #define AJP_BAD16(v) _mm_or_si128(_mm_cmplt_epi8((v), space), \\
+                                      _mm_or_si128(_mm_cmpeq_epi8((v), quote), _mm_cmpeq_epi8((v), bslash)))
+        /* One vector first (Latin-1 prose stops in it), then 32 bytes a step (one branch
+           for two vectors), then 16, then one vector that ends at n, overlapping bytes
+           already copied (they are clean, so a hit is new). */
+        if (n >= 48) {
+            __m128i v = _mm_loadu_si128((const __m128i *)p);
+            int mask = _mm_movemask_epi8(AJP_BAD16(v));
+            _mm_storeu_si128((__m128i *)dst, v);
+            if (mask) {
+    #if defined(__GNUC__) || defined(__clang__)
+                return __builtin_ctz((unsigned)mask);
+    #else
+                Py_ssize_t k = 0;
+                while (!((mask >> k) & 1)) k++;
+                return k;
+    #endif
+            }
+            i = 16;
+        }
+        while (i + 32 <= n) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(p + i));
+            __m128i u = _mm_loadu_si128((const __m128i *)(p + i + 16));
+            __m128i bv = AJP_BAD16(v), bu = AJP_BAD16(u);
+            _mm_storeu_si128((__m128i *)(dst + i), v);
+            _mm_storeu_si128((__m128i *)(dst + i + 16), u);
+            if (_mm_movemask_epi8(_mm_or_si128(bv, bu))) {
+                unsigned mask = (unsigned)_mm_movemask_epi8(bv) | ((unsigned)_mm_movemask_epi8(bu) << 16);
+    #if defined(__GNUC__) || defined(__clang__)
+                return i + __builtin_ctz((unsigned)mask);
+    #else
+                Py_ssize_t k = 0;
+                while (!((mask >> k) & 1)) k++;
+                return i + k;
+    #endif
+            }
+            i += 32;
+        }
         while (i + 16 <= n) {
             __m128i v = _mm_loadu_si128((const __m128i *)(p + i));
-            /* Signed compare: bytes >= 0x80 are negative, so they stop the copy too. */
-            __m128i bad = _mm_or_si128(_mm_cmplt_epi8(v, space),
-                                       _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)));
-            int mask = _mm_movemask_epi8(bad);
+            int mask = _mm_movemask_epi8(AJP_BAD16(v));
             _mm_storeu_si128((__m128i *)(dst + i), v);
             if (mask) {
     #if defined(__GNUC__) || defined(__clang__)
                 return i + __builtin_ctz((unsigned)mask);
     #else
-                break;
+                Py_ssize_t k = 0;
+                while (!((mask >> k) & 1)) k++;
+                return i + k;
     #endif
             }
             i += 16;
         }
+        if (i < n && n >= 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(p + n - 16));
+            if (!_mm_movemask_epi8(AJP_BAD16(v))) {
+                _mm_storeu_si128((__m128i *)(dst + n - 16), v);
+                return n;
+            }
+        }
+    #undef AJP_BAD16
     #endif
         while (i + 8 <= n) {
             uint64_t w;
@@ -86,6 +132,43 @@ cdef extern from *:
             i++;
         }
         return i;
+    }
+
+    /* A member name that is compact ASCII of at most 16 characters, none needing an
+       escape (the usual name), written as "name": straight from its data with word
+       loads and stores; dst has room for 20 bytes.  Returns the bytes written, or 0 to
+       leave the name to the general string writer (nothing is stored then but dst[0]). */
+    static inline Py_ssize_t ajp_put_short_name(char *dst, PyObject *s) {
+        const unsigned char *p;
+        Py_ssize_t n, i;
+        if (!PyUnicode_IS_COMPACT_ASCII(s)) return 0;
+        n = PyUnicode_GET_LENGTH(s);
+        if (n > 16) return 0;
+        p = (const unsigned char *)(((PyASCIIObject *)s) + 1);
+        if (n >= 8) {
+            uint64_t a, b;
+            memcpy(&a, p, 8);
+            memcpy(&b, p + n - 8, 8);
+            if (ajp_word_needs_escape(a) || ajp_word_needs_escape(b)) return 0;
+            memcpy(dst + 1, &a, 8);
+            memcpy(dst + 1 + n - 8, &b, 8);
+        } else if (n >= 4) {
+            uint32_t a, b;
+            memcpy(&a, p, 4);
+            memcpy(&b, p + n - 4, 4);
+            if (ajp_word_needs_escape((uint64_t)a | ((uint64_t)b << 32))) return 0;
+            memcpy(dst + 1, &a, 4);
+            memcpy(dst + 1 + n - 4, &b, 4);
+        } else {
+            for (i = 0; i < n; i++) {
+                if (ajp_escaped_byte[p[i]]) return 0;
+                dst[1 + i] = (char)p[i];
+            }
+        }
+        dst[0] = '"';
+        dst[n + 1] = '"';
+        dst[n + 2] = ':';
+        return n + 3;
     }
 
     /* The same for UCS-2 / UCS-4 text (PEP 393 kinds 2 and 4): copies the leading plain
@@ -133,7 +216,7 @@ cdef extern from *:
 
     /* UTF-8 with JSON escapes (RFC 8785 §3.2.2.2) of UCS-2 / UCS-4 text data[*pos..end)
        into block (6 bytes a code point at most).  Returns the bytes written and moves
-       *pos; *status: 0 reached end, 1 stopped after 8 plain ASCII characters in a row
+       *pos; *status: 0 reached end, 1 stopped after 16 plain ASCII characters in a row
        (the caller copies such runs word-wise), 2 stopped after a lone surrogate. */
     #if defined(__GNUC__) || defined(__clang__)
     __attribute__((always_inline))
@@ -151,7 +234,7 @@ cdef extern from *:
             if (c < 0x80) {
                 if (!ajp_escaped_byte[c]) {
                     block[o++] = (char)c;
-                    if (++streak >= 8) { *pos = i; *status = 1; return o; }
+                    if (++streak >= 16) { *pos = i; *status = 1; return o; }
                     continue;
                 }
                 streak = 0;
@@ -231,6 +314,17 @@ cdef extern from *:
         return r << (8 * (8 - n));
     }
 
+    /* Index of the lowest set bit of x != 0. */
+    static inline int ajp_ctz(unsigned int x) {
+    #if defined(__GNUC__) || defined(__clang__)
+        return __builtin_ctz(x);
+    #else
+        int k = 0;
+        while (!((x >> k) & 1u)) k++;
+        return k;
+    #endif
+    }
+
     #if defined(__GNUC__) || defined(__clang__)
     #define ajp_prefetch(p) __builtin_prefetch((const void *)(p))
     #else
@@ -281,7 +375,9 @@ cdef extern from *:
     int ajp_compare_names(int ka, const void* a, Py_ssize_t na, int kb, const void* b, Py_ssize_t nb) nogil
     unsigned long long ajp_name_prefix(const void* data, Py_ssize_t n) nogil
     void ajp_prefetch(const void* p) nogil
+    int ajp_ctz(unsigned int x) nogil
     Py_ssize_t ajp_copy_clean_ascii(char* dst, const unsigned char* p, Py_ssize_t n) nogil
+    Py_ssize_t ajp_put_short_name(char* dst, PyObject* s) nogil
     Py_ssize_t ajp_copy_clean_wide(int kind, char* dst, const void* data, Py_ssize_t n) nogil
     Py_ssize_t ajp_encode_wide(int kind, const void* data, Py_ssize_t* pos, Py_ssize_t end, char* block, int* status) nogil
     void ajp_init_escaped_bytes()
@@ -430,13 +526,18 @@ cdef int _put_str(Writer* w, object s) except -1:
             i += copied
             if i >= n:
                 break
-        # ... everything else through a small block: escapes, UTF-8, and short ASCII runs
-        # (back to the run copier after 8 plain characters in a row).
-        end = i + _STR_BLOCK
-        if end > n:
-            end = n
-        o = ajp_encode_wide(kind, raw, &i, end, block, &status)
-        _w_put(w, block, o)
+        # ... everything else (escapes, UTF-8, and short ASCII runs; back to the run copier
+        # after 16 plain characters in a row) straight into the buffer when it surely holds
+        # the rest (6 bytes a code point at most), else through a small block.
+        if w.cap - w.length >= (n - i) * 6:
+            o = ajp_encode_wide(kind, raw, &i, n, w.data + w.length, &status)
+            w.length += o
+        else:
+            end = i + _STR_BLOCK
+            if end > n:
+                end = n
+            o = ajp_encode_wide(kind, raw, &i, end, block, &status)
+            _w_put(w, block, o)
         if status == 2:
             _w_fail(w, "String contains a lone surrogate")
         at_run = status == 1

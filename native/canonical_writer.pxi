@@ -5,6 +5,7 @@
 # ---------------------------------------------------------------------------
 
 cdef void _w_init(Writer* w, Py_ssize_t chunk, object write):
+    cdef int i
     w.data = w.scratch
     w.length = 0
     w.cap = _SCRATCH
@@ -16,6 +17,8 @@ cdef void _w_init(Writer* w, Py_ssize_t chunk, object write):
     w.members = w.inline_members
     w.mtop = 0
     w.mcap = _INLINE_MEMBERS
+    for i in range(_SHAPES):
+        w.shapes[i].seen = NULL  # shapes are recorded within one call only
 
 
 from ajpcore._core_py.canonical_writer import _RECURSION_REASON  # one text for both twins
@@ -27,12 +30,18 @@ cdef Writer* _w_acquire(Py_ssize_t chunk, object write) except NULL:
     """A ready Writer on the heap: the spare one, or a new one while the spare is in use."""
     global _spare_writer
     cdef Writer* w = _spare_writer
+    cdef int i
     if w != NULL:
         _spare_writer = NULL
     else:
         w = <Writer*>PyMem_Malloc(sizeof(Writer))
         if w == NULL:
             raise MemoryError()
+        # Shapes start empty and are emptied again by _w_release (a stale ``seen`` is harmless).
+        w.shapes_live = 0
+        for i in range(_SHAPES):
+            w.shapes[i].n = 0
+            w.shapes[i].seen = NULL
     _w_init(w, chunk, write)
     return w
 
@@ -54,6 +63,13 @@ cdef void _w_release(Writer* w):
         Py_DECREF(<object>w.members[i].key)
         Py_DECREF(<object>w.members[i].value)
     w.mtop = 0
+    cdef int k
+    while w.shapes_live:
+        k = ajp_ctz(w.shapes_live)
+        w.shapes_live &= w.shapes_live - 1
+        for i in range(w.shapes[k].n):
+            Py_DECREF(<object>w.shapes[k].keys[i])
+        w.shapes[k].n = 0
     if w.members != w.inline_members:
         PyMem_Free(w.members)
         w.members = w.inline_members
@@ -113,7 +129,9 @@ cdef int _w_grow(Writer* w, Py_ssize_t need) except -1:
     """Unbounded: room for ``need`` more bytes (leave the stack scratch for a bytes object)."""
     cdef Py_ssize_t cap = w.cap
     while cap - w.length < need:
-        cap = cap * 2
+        # Eightfold while small: a 200 KB document grows 4 KiB -> 32 KiB -> 256 KiB, two
+        # copies instead of six (the buffer is shrunk to size at the end anyway).
+        cap = cap * 8 if cap < (1 << 18) else cap * 2
     if w.buf == NULL:
         w.buf = PyBytes_FromStringAndSize_raw(NULL, cap)
         memcpy(PyBytes_AS_STRING(<object>w.buf), w.scratch, w.length)
@@ -230,9 +248,15 @@ cdef int _put_value(Writer* w, object v) except -1:
     _w_fail(w, f"Unsupported type `{type(v).__qualname__}`")
 
 
-cdef int _push_members(Writer* w, object d, Py_ssize_t n, bint* exact, bint* latin1) except -1:
-    """Snapshot the members of ``d`` onto the member stack, refusing non-str keys (in insertion order)."""
+cdef int _push_members(Writer* w, object d, Py_ssize_t n, bint* exact, bint* latin1, bint shaped) except -1:
+    """Snapshot the members of ``d`` onto the member stack, refusing non-str keys (in insertion order).
+
+    Returns 1 when the names are the very objects of the recorded shape, in the same
+    order (then they are known exact str and no prefix is computed), else 0.
+    """
     cdef Py_ssize_t pos = 0, need = w.mtop + n, count, j
+    cdef bint same
+    cdef Shape* sh
     cdef PyObject* key
     cdef PyObject* value
     cdef Member* m
@@ -259,6 +283,23 @@ cdef int _push_members(Writer* w, object d, Py_ssize_t n, bint* exact, bint* lat
         m.value = value
         ajp_prefetch(value)
         count += 1
+    # A recorded shape holds strong references, so equal pointers are the same names.
+    same = False
+    if shaped and count > 1:
+        sh = _shape_of(w, w.members[w.mtop].key)
+        same = count == sh.n
+    if same:
+        for j in range(count):
+            if w.members[w.mtop + j].key != sh.keys[j]:
+                same = False
+                break
+    if same:
+        for j in range(count):
+            m = &w.members[w.mtop + j]
+            Py_INCREF(<object>m.key)
+            Py_INCREF(<object>m.value)
+        w.mtop += count
+        return 1
     for j in range(count):
         m = &w.members[w.mtop]
         key = m.key
@@ -278,21 +319,74 @@ cdef int _push_members(Writer* w, object d, Py_ssize_t n, bint* exact, bint* lat
     return 0
 
 
+cdef inline Shape* _shape_of(Writer* w, PyObject* first) noexcept:
+    return &w.shapes[(<size_t>first >> 4) % _SHAPES]
+
+
+cdef void _sort_new_shape(Writer* w, Member* m, Py_ssize_t n, bint exact, bint latin1) noexcept:
+    """Sort members of a shape not recorded; record it on its second object in a row."""
+    cdef PyObject** names = w.shape_names
+    cdef PyObject* first = m[0].key
+    cdef Shape* sh = _shape_of(w, first)
+    cdef bint record = exact and n <= _SHAPE_MAX and sh.seen == first
+    cdef Py_ssize_t s, j
+    sh.seen = first
+    if record:
+        for j in range(n):
+            names[j] = m[j].key
+    # Latin-1 names sort as bytes, mostly by their first 8 (ajp_name_prefix); others by UTF-16 units.
+    _sort_members(m, n, latin1)
+    if not record:
+        return
+    for j in range(sh.n):
+        Py_DECREF(<object>sh.keys[j])
+    for j in range(n):
+        sh.keys[j] = names[j]
+        Py_INCREF(<object>names[j])
+    for s in range(n):
+        for j in range(n):
+            if m[s].key == names[j]:
+                sh.order[s] = <unsigned char>j
+                break
+    sh.n = n
+    w.shapes_live |= 1u << (sh - w.shapes)
+
+
+cdef void _apply_shape(Writer* w, Member* m, Py_ssize_t n) noexcept:
+    """Put members pushed in a recorded shape's insertion order into its sorted order."""
+    cdef Member* tmp = w.shape_tmp
+    cdef Shape* sh = _shape_of(w, m[0].key)
+    cdef Py_ssize_t s
+    memcpy(tmp, m, n * sizeof(Member))
+    for s in range(n):
+        m[s] = tmp[sh.order[s]]
+
+
 cdef int _put_dict(Writer* w, object d) except -1:
-    cdef Py_ssize_t i, n, base
-    cdef bint exact, latin1
+    cdef Py_ssize_t i, n, base, written
+    cdef bint exact, latin1, same, shaped
     cdef Member* m
+    cdef PyObject* value
+    cdef char* dst
     if w.depth >= _MAX_DEPTH:
         _w_fail(w, f"Nesting deeper than {_MAX_DEPTH}")
     n = PyDict_GET_SIZE(d)
     if n == 0:
         return _w_put(w, b"{}", 2)
     base = w.mtop
-    _push_members(w, d, n, &exact, &latin1)
+    # Only an array's objects are matched against recorded shapes: those are the records.
+    shaped = w.depth > 0 and w.steps[w.depth - 1].key == NULL
+    same = _push_members(w, d, n, &exact, &latin1, shaped)
     n = w.mtop - base
-    if n > 1:
-        # Latin-1 names sort as bytes, mostly by their first 8 (ajp_name_prefix); others by UTF-16 units.
-        _sort_members(w.members + base, n, latin1)
+    if same:
+        # Arrays of records repeat one shape: its order is known, nothing to sort.
+        _apply_shape(w, w.members + base, n)
+    elif n > 1:
+        if shaped:
+            _sort_new_shape(w, w.members + base, n, exact, latin1)
+        else:
+            # Latin-1 names sort as bytes, mostly by their first 8 (ajp_name_prefix); others by UTF-16 units.
+            _sort_members(w.members + base, n, latin1)
         if not exact:
             for i in range(1, n):
                 m = &w.members[base + i]
@@ -302,12 +396,28 @@ cdef int _put_dict(Writer* w, object d) except -1:
     w.depth += 1
     for i in range(n):
         # Index afresh each time: a nested object may have moved the member stack.
-        w.steps[w.depth - 1].key = w.members[base + i].key
-        if i:
-            _w_put_char(w, b',')
-        _put_str(w, <object>w.members[base + i].key)
-        _w_put_char(w, b':')
-        _put_value(w, <object>w.members[base + i].value)
+        m = &w.members[base + i]
+        w.steps[w.depth - 1].key = m.key
+        written = 0
+        if w.cap - w.length >= 24:
+            # The usual short ASCII name, with its comma, in one go (no string writer call).
+            dst = w.data + w.length
+            dst[0] = b','
+            written = ajp_put_short_name(dst + (i != 0), m.key)
+            if written:
+                w.length += written + (i != 0)
+        if not written:
+            if i:
+                _w_put_char(w, b',')
+            _put_str(w, <object>m.key)
+            _w_put_char(w, b':')
+        value = w.members[base + i].value
+        if PyUnicode_CheckExact(<object>value):
+            _put_str(w, <object>value)
+        elif PyLong_CheckExact(<object>value):
+            _put_int(w, <object>value)
+        else:
+            _put_value(w, <object>value)
     w.depth -= 1
     for i in range(base, w.mtop):
         Py_DECREF(<object>w.members[i].key)
@@ -343,7 +453,12 @@ cdef int _put_array(Writer* w, object a) except -1:
         w.steps[w.depth - 1].index = i
         if i:
             _w_put_char(w, b',')
-        _put_value(w, item)
+        if PyUnicode_CheckExact(item):
+            _put_str(w, item)
+        elif PyLong_CheckExact(item):
+            _put_int(w, item)
+        else:
+            _put_value(w, item)
         i += 1
     w.depth -= 1
     return _w_put_char(w, b']')

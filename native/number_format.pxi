@@ -243,6 +243,43 @@ cdef extern from *:
         return o + k;
     }
 
+    /* x > 0, finite, not an integer below 2**53.  When x = m / 2**k (m odd, 1 <= k <= 22)
+       and its exact decimal m * 5**k / 10**k has at most 15 significant digits (0.5,
+       0.75, 93.5 ...), that decimal is the shortest and nearest: decimals of at most 15
+       significant digits are at least 10**(e-14) apart near x in [10**e, 10**(e+1)),
+       while x's rounding interval is under 2.3 * 10**(e-15) wide, so no other one lies in
+       it.  m * 5**k is odd, so it has no trailing zero.  Sets *digits and *e10 as
+       ajp_shortest does and returns 1; returns 0 to leave x to ajp_shortest. */
+    static inline int ajp_short_dyadic(double x, uint64_t *digits, int *e10) {
+        static const uint64_t pow5[23] = {
+            1ull, 5ull, 25ull, 125ull, 625ull, 3125ull, 15625ull, 78125ull, 390625ull,
+            1953125ull, 9765625ull, 48828125ull, 244140625ull, 1220703125ull, 6103515625ull,
+            30517578125ull, 152587890625ull, 762939453125ull, 3814697265625ull,
+            19073486328125ull, 95367431640625ull, 476837158203125ull, 2384185791015625ull};
+        uint64_t bits, m;
+        int32_t e2;
+        uint32_t be;
+        memcpy(&bits, &x, sizeof bits);
+        be = (uint32_t)(bits >> 52) & 0x7ff;
+        if (be == 0 || be == 0x7ff) return 0;   /* subnormal (or not finite): Ryu */
+        m = (bits & ((1ull << 52) - 1)) | (1ull << 52);
+        e2 = (int32_t)be - 1075;
+    #if defined(__GNUC__) || defined(__clang__)
+        {
+            int tz = __builtin_ctzll(m);
+            m >>= tz;
+            e2 += tz;
+        }
+    #else
+        while (!(m & 1)) { m >>= 1; e2++; }
+    #endif
+        if (e2 >= 0 || e2 < -22) return 0;
+        if (m > 999999999999999ull / pow5[-e2]) return 0;
+        *digits = m * pow5[-e2];
+        *e10 = e2;
+        return 1;
+    }
+
     /* ECMAScript Number::toString (ECMA-262 7.1.12.1) of a finite double into out
        (needs 48 bytes of room); returns the length.  Integral values below 2**53 skip
        the digit search. */
@@ -258,7 +295,7 @@ cdef extern from *:
             AJP_COPY24(out + o, digits + 24 - k);
             return o + k;
         }
-        n = ajp_shortest(x, &d);
+        if (!ajp_short_dyadic(x, &d, &n)) n = ajp_shortest(x, &d);
         k = ajp_u64_digits(d, digits + 24);
         p = digits + 24 - k;
         n += k;   /* position of the decimal point relative to the first digit */
