@@ -18,6 +18,7 @@ import rfc8785
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey as OsslPublicKey
 
 import data
+from fair import measure
 from ajpcore.iatp import CapabilityManifest, schema, sign_manifest, verify_manifest
 from ajpcore.keys import Ed25519PrivateKey
 
