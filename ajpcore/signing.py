@@ -134,8 +134,11 @@ def sign(
     no canonical JSON form.
     """
     if private_key is None and type(body) is dict and (type(secret) is str or type(secret) is bytes) and secret:
-        # The hot path (a non-empty secret, a plain dict): the core drops `signature` itself.
-        return "sha256:" + _core.impl.hmac_sha256_signing(body, secret, chunk_size=SIGN_CHUNK_SIZE).hex()
+        # The hot path (a non-empty secret, a plain dict), inlined: a few calls matter at 1 KB.
+        if "signature" in body:
+            body = body.copy()
+            del body["signature"]
+        return "sha256:" + _core.impl.hmac_sha256_canonical(body, secret, chunk_size=SIGN_CHUNK_SIZE).hex()
     _one_key(secret, private_key, "private_key")
     rest = _unsigned(body)
     if secret is not None:
@@ -291,7 +294,9 @@ def verify(
         # hex) is the strict parse and the compare at once (compare_digest takes ASCII text only).
         signature = body.get("signature")
         if type(signature) is str and len(signature) == 71 and signature.isascii():
-            tag = _core.impl.hmac_sha256_signing(body, secret, chunk_size=SIGN_CHUNK_SIZE)
+            rest = body.copy()
+            del rest["signature"]
+            tag = _core.impl.hmac_sha256_canonical(rest, secret, chunk_size=SIGN_CHUNK_SIZE)
             if compare_digest("sha256:" + tag.hex(), signature):
                 return
     _one_key(secret, public_key, "public_key")

@@ -4,9 +4,6 @@
 # Streaming HMAC-SHA256 (RFC 2104 over OpenSSL's SHA-256 from hashlib)
 # ---------------------------------------------------------------------------
 
-from collections.abc import Mapping as _Mapping
-from cpython.dict cimport PyDict_Contains, PyDict_Copy, PyDict_DelItem
-
 # Keyed states of recently used secrets: see the pure twin for why caching them is acceptable.
 HMAC_CACHE_SIZE = 32
 """How many secrets ``HmacSigner`` keeps keyed SHA-256 states for (oldest evicted first; 0: none)."""
@@ -138,38 +135,9 @@ cdef class HmacSigner:
 
 def hmac_sha256_canonical(value, secret, *, chunk_size=65536):
     """HMAC-SHA256 under ``secret`` of ``canonicalize(value)``, streamed (see ajpcore._core_py)."""
-    return _hmac_canonical(value, secret, chunk_size)
-
-
-cdef bytes _hmac_canonical(object value, object secret, object chunk_size):
     cdef tuple states = _hmac_keyed_states(secret)
     inner = states[0].copy()
     canonicalize_into(value, inner.update, chunk_size=chunk_size)
     outer = states[1].copy()
     outer.update(inner.digest())
     return outer.digest()
-
-
-def hmac_sha256_signing(body, secret, *, chunk_size=65536):
-    """HMAC-SHA256 under ``secret`` of ``body``'s signing bytes (no top-level ``signature``), streamed.
-
-    See ajpcore._core_py.hmac_sha256_signing: the same steps, a plain dict's shallow copy in C.
-    """
-    cdef object rest
-    if PyDict_CheckExact(body):
-        if PyDict_Contains(body, "signature"):
-            rest = PyDict_Copy(body)
-            PyDict_DelItem(rest, "signature")
-        else:
-            rest = body
-    elif isinstance(body, dict):
-        rest = body
-        if "signature" in body:
-            rest = dict(body)
-            rest.pop("signature", None)
-    elif isinstance(body, _Mapping):
-        rest = dict(body)
-        rest.pop("signature", None)
-    else:
-        raise EncodeError(f"A signed body must be a JSON object, got `{type(body).__qualname__}`", "$")
-    return _hmac_canonical(rest, secret, chunk_size)

@@ -8,7 +8,7 @@ same name in ``native/``:
 - ``canonical_strings``  string escaping and member-name order (RFC 8785 §3.2.2.2, §3.2.3)
 - ``canonical_writer``   ``canonicalize``, ``canonicalize_into`` (RFC 8785)
 - ``decoder``            ``decode``: strict RFC 8259 + I-JSON (RFC 7493)
-- ``hmac_sink``          ``HmacSigner``, ``hmac_sha256_canonical``, ``hmac_sha256_signing`` (RFC 2104)
+- ``hmac_sink``          ``HmacSigner``, ``hmac_sha256_canonical`` (RFC 2104)
 - ``ed25519_checks``     Ed25519 byte-level key and signature checks (RFC 8032)
 
 ``limits`` holds what the native header (``native/_core_c.pyx``) declares for
@@ -34,7 +34,7 @@ from .decoder import _noncharacter_reason as _noncharacter_reason
 from .decoder import _Refusal as _Refusal
 from .decoder import _StrictParser as _StrictParser
 from .decoder import _surrogate_reason as _surrogate_reason
-from .hmac_sink import HmacSigner, clear_hmac_cache, hmac_sha256_canonical, hmac_sha256_signing
+from .hmac_sink import HmacSigner, clear_hmac_cache, hmac_sha256_canonical
 from .ed25519_checks import ed25519_check_public_key, ed25519_check_signature
 
 HMAC_CACHE_SIZE = 32
@@ -53,7 +53,6 @@ __all__ = [
     "clear_hmac_cache",
     "HmacSigner",
     "hmac_sha256_canonical",
-    "hmac_sha256_signing",
     "ed25519_check_public_key",
     "ed25519_check_signature",
 ]

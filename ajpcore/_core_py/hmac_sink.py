@@ -6,10 +6,9 @@ import sys
 import threading as _threading
 from hashlib import sha256 as _sha256
 from hmac import compare_digest as _compare_digest
-from collections.abc import Mapping as _Mapping
 from typing import Any, Dict, Tuple
 
-from ..errors import BadSignature, EncodeError, KeyFormatError, KeyUsageError, SignerFinalized
+from ..errors import BadSignature, KeyFormatError, KeyUsageError, SignerFinalized
 from .canonical_writer import _type_name, canonicalize_into
 
 
@@ -179,26 +178,3 @@ def hmac_sha256_canonical(value: Any, secret: Any, *, chunk_size: int = 65536) -
     outer.update(inner.digest())
     tag: bytes = outer.digest()
     return tag
-
-
-def hmac_sha256_signing(body: Any, secret: Any, *, chunk_size: int = 65536) -> bytes:
-    """HMAC-SHA256 under ``secret`` of ``body``'s signing bytes, streamed: the 32-byte tag.
-
-    The signing bytes are what ``ajpcore.signing.signing_bytes(body)`` returns: the
-    canonical JSON of ``body`` without its top-level ``signature`` member (nested
-    ``signature`` members are signed like any other).  ``body`` is a dict or another
-    ``Mapping`` and is never modified: a body with a ``signature`` (and any mapping that
-    is not a dict) is shallow-copied first.  Raises ``EncodeError`` (``$``) for a body
-    that is not a mapping, then what ``hmac_sha256_canonical`` raises.
-    """
-    if isinstance(body, dict):
-        rest = body
-        if "signature" in body:
-            rest = dict(body)
-            rest.pop("signature", None)
-    elif isinstance(body, _Mapping):
-        rest = dict(body)
-        rest.pop("signature", None)
-    else:
-        raise EncodeError(f"A signed body must be a JSON object, got `{type(body).__qualname__}`", "$")
-    return hmac_sha256_canonical(rest, secret, chunk_size=chunk_size)
