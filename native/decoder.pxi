@@ -372,6 +372,8 @@ cdef class _StrictParser:
         cdef object s
         # Escapes or non-ASCII text: check it all once, then build the str at its final
         # length and kind straight from the bytes (see ajpcore_scan_string).
+        r.length = 0   # string_error always raises; set so gcc sees no uninitialized read
+        r.maxchar = 0
         status = _scan_string(p, start + 1, i, self.n, &r)
         if status != AJPCORE_STR_OK:
             self.string_error(status, &r)

@@ -1,0 +1,374 @@
+/* C parts of the canonical writer's strings (native/canonical_strings.pxi): finding and copying
+   runs that need no escaping, writing short ASCII member names, encoding wide text to UTF-8,
+   and comparing member names in UTF-16 code-unit order.  Included once, by the generated
+   _core_c.c; everything is static. */
+#ifndef AJPCORE_CANONICAL_SCAN_H
+#define AJPCORE_CANONICAL_SCAN_H
+
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+/* 8 Latin-1 bytes at a time: does the word hold a byte that cannot be copied as is
+   (< 0x20, '"', '\' need escaping; >= 0x80 needs two UTF-8 bytes)?  With no high
+   byte the three tests below are exact; any high byte answers yes by itself. */
+static inline int ajp_word_needs_escape(uint64_t w) {
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+    uint64_t ctrl = (w - ones * 0x20) & ~w & highs;
+    uint64_t q = w ^ (ones * '"');
+    uint64_t b = w ^ (ones * '\\');
+    return ((w & highs) | ctrl | ((q - ones) & ~q & highs) | ((b - ones) & ~b & highs)) != 0;
+}
+
+/* Copies the leading bytes of Latin-1 text p[0..n) that are plain ASCII needing no
+   escaping (RFC 8785 §3.2.2.2: not < 0x20, '"' or '\') to dst and returns how many.
+   dst has room for n + 16 bytes: whole words are stored before they are checked. */
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+static unsigned char ajp_escaped_byte[256];   /* 1 for < 0x20, '"', '\\', >= 0x80 */
+
+static void ajp_init_escaped_bytes(void) {
+    int c;
+    for (c = 0; c < 256; c++) ajp_escaped_byte[c] = c < 0x20 || c == '"' || c == '\\' || c >= 0x80;
+}
+
+static inline Py_ssize_t ajp_copy_clean_ascii(char *dst, const unsigned char *p, Py_ssize_t n) {
+    Py_ssize_t i = 0;
+#if defined(__SSE2__)
+    const __m128i space = _mm_set1_epi8(0x20), quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+/* Signed compare: bytes >= 0x80 are negative, so they stop the copy too. */
+#define AJP_BAD16(v) _mm_or_si128(_mm_cmplt_epi8((v), space), \
+                                  _mm_or_si128(_mm_cmpeq_epi8((v), quote), _mm_cmpeq_epi8((v), bslash)))
+    /* One vector first (Latin-1 prose stops in it), then 32 bytes a step (one branch
+       for two vectors), then 16, then one vector that ends at n, overlapping bytes
+       already copied (they are clean, so a hit is new). */
+    if (n >= 48) {
+        __m128i v = _mm_loadu_si128((const __m128i *)p);
+        int mask = _mm_movemask_epi8(AJP_BAD16(v));
+        _mm_storeu_si128((__m128i *)dst, v);
+        if (mask) {
+#if defined(__GNUC__) || defined(__clang__)
+            return __builtin_ctz((unsigned)mask);
+#else
+            Py_ssize_t k = 0;
+            while (!((mask >> k) & 1)) k++;
+            return k;
+#endif
+        }
+        i = 16;
+    }
+    while (i + 32 <= n) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(p + i));
+        __m128i u = _mm_loadu_si128((const __m128i *)(p + i + 16));
+        __m128i bv = AJP_BAD16(v), bu = AJP_BAD16(u);
+        _mm_storeu_si128((__m128i *)(dst + i), v);
+        _mm_storeu_si128((__m128i *)(dst + i + 16), u);
+        if (_mm_movemask_epi8(_mm_or_si128(bv, bu))) {
+            unsigned mask = (unsigned)_mm_movemask_epi8(bv) | ((unsigned)_mm_movemask_epi8(bu) << 16);
+#if defined(__GNUC__) || defined(__clang__)
+            return i + __builtin_ctz((unsigned)mask);
+#else
+            Py_ssize_t k = 0;
+            while (!((mask >> k) & 1)) k++;
+            return i + k;
+#endif
+        }
+        i += 32;
+    }
+    while (i + 16 <= n) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(p + i));
+        int mask = _mm_movemask_epi8(AJP_BAD16(v));
+        _mm_storeu_si128((__m128i *)(dst + i), v);
+        if (mask) {
+#if defined(__GNUC__) || defined(__clang__)
+            return i + __builtin_ctz((unsigned)mask);
+#else
+            Py_ssize_t k = 0;
+            while (!((mask >> k) & 1)) k++;
+            return i + k;
+#endif
+        }
+        i += 16;
+    }
+    if (i < n && n >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(p + n - 16));
+        if (!_mm_movemask_epi8(AJP_BAD16(v))) {
+            _mm_storeu_si128((__m128i *)(dst + n - 16), v);
+            return n;
+        }
+    }
+#undef AJP_BAD16
+#endif
+    while (i + 8 <= n) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        if (ajp_word_needs_escape(w)) break;
+        memcpy(dst + i, &w, 8);
+        i += 8;
+    }
+    /* The short rest as one word that ends at n, overlapping bytes already copied
+       (they are clean, so a hit is in the rest); falls through to bytes on a hit. */
+    if (i < n && n - i < 8) {
+        uint64_t w;
+        uint32_t a, b;
+        if (n >= 8) {
+            memcpy(&w, p + n - 8, 8);
+            if (!ajp_word_needs_escape(w)) { memcpy(dst + n - 8, &w, 8); return n; }
+        } else if (n >= 4) {
+            memcpy(&a, p, 4);
+            memcpy(&b, p + n - 4, 4);
+            if (!ajp_word_needs_escape((uint64_t)a | ((uint64_t)b << 32))) {
+                memcpy(dst, &a, 4);
+                memcpy(dst + n - 4, &b, 4);
+                return n;
+            }
+        }
+    }
+    while (i < n) {
+        unsigned char c = p[i];
+        if (ajp_escaped_byte[c]) return i;
+        dst[i] = (char)c;
+        i++;
+    }
+    return i;
+}
+
+/* A member name that is compact ASCII of at most 16 characters, none needing an
+   escape (the usual name), written as "name": straight from its data with word
+   loads and stores; dst has room for 20 bytes.  Returns the bytes written, or 0 to
+   leave the name to the general string writer (nothing is stored then but dst[0]). */
+static inline Py_ssize_t ajp_put_short_name(char *dst, PyObject *s) {
+    const unsigned char *p;
+    Py_ssize_t n, i;
+    if (!PyUnicode_IS_COMPACT_ASCII(s)) return 0;
+    n = PyUnicode_GET_LENGTH(s);
+    if (n > 16) return 0;
+    p = (const unsigned char *)(((PyASCIIObject *)s) + 1);
+    if (n >= 8) {
+        uint64_t a, b;
+        memcpy(&a, p, 8);
+        memcpy(&b, p + n - 8, 8);
+        if (ajp_word_needs_escape(a) || ajp_word_needs_escape(b)) return 0;
+        memcpy(dst + 1, &a, 8);
+        memcpy(dst + 1 + n - 8, &b, 8);
+    } else if (n >= 4) {
+        uint32_t a, b;
+        memcpy(&a, p, 4);
+        memcpy(&b, p + n - 4, 4);
+        if (ajp_word_needs_escape((uint64_t)a | ((uint64_t)b << 32))) return 0;
+        memcpy(dst + 1, &a, 4);
+        memcpy(dst + 1 + n - 4, &b, 4);
+    } else {
+        for (i = 0; i < n; i++) {
+            if (ajp_escaped_byte[p[i]]) return 0;
+            dst[1 + i] = (char)p[i];
+        }
+    }
+    dst[0] = '"';
+    dst[n + 1] = '"';
+    dst[n + 2] = ':';
+    return n + 3;
+}
+
+/* The same for UCS-2 / UCS-4 text (PEP 393 kinds 2 and 4): copies the leading plain
+   ASCII code units as bytes.  Packing saturates, so any unit >= 0x80 becomes a byte
+   >= 0x80 or 0 (signed 16-bit overflow), and both stop the copy. */
+static inline Py_ssize_t ajp_copy_clean_wide(int kind, char *dst, const void *data, Py_ssize_t n) {
+    Py_ssize_t i = 0;
+    const uint16_t *p2 = (const uint16_t *)data;
+    const uint32_t *p4 = (const uint32_t *)data;
+#if defined(__SSE2__)
+    const __m128i space = _mm_set1_epi8(0x20), quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+    while (i + 8 <= n) {
+        __m128i v;
+        if (kind == 2) {
+            __m128i u = _mm_loadu_si128((const __m128i *)(p2 + i));
+            v = _mm_packus_epi16(u, u);
+        } else {
+            __m128i a = _mm_loadu_si128((const __m128i *)(p4 + i));
+            __m128i b = _mm_loadu_si128((const __m128i *)(p4 + i + 4));
+            __m128i h = _mm_packs_epi32(a, b);
+            v = _mm_packus_epi16(h, h);
+        }
+        __m128i bad = _mm_or_si128(_mm_cmplt_epi8(v, space),
+                                   _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)));
+        int mask = _mm_movemask_epi8(bad) & 0xff;
+        _mm_storel_epi64((__m128i *)(dst + i), v);
+        if (mask) {
+#if defined(__GNUC__) || defined(__clang__)
+            return i + __builtin_ctz((unsigned)mask);
+#else
+            break;
+#endif
+        }
+        i += 8;
+    }
+#endif
+    while (i < n) {
+        uint32_t c = kind == 2 ? p2[i] : p4[i];
+        if (c >= 0x80 || ajp_escaped_byte[c]) return i;
+        dst[i] = (char)c;
+        i++;
+    }
+    return i;
+}
+
+/* UTF-8 with JSON escapes (RFC 8785 §3.2.2.2) of UCS-2 / UCS-4 text data[*pos..end)
+   into block (6 bytes a code point at most).  Returns the bytes written and moves
+   *pos; *status: 0 reached end, 1 stopped after 16 plain ASCII characters in a row
+   (the caller copies such runs word-wise), 2 stopped after a lone surrogate. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((always_inline))
+#endif
+static inline Py_ssize_t ajp_encode_wide_kind(const int kind, const void *data, Py_ssize_t *pos,
+                                              Py_ssize_t end, char *block, int *status) {
+    static const char hex[] = "0123456789abcdef";
+    const uint16_t *p2 = (const uint16_t *)data;
+    const uint32_t *p4 = (const uint32_t *)data;
+    Py_ssize_t i = *pos, o = 0;
+    int streak = 0;
+    while (i < end) {
+        uint32_t c = kind == 2 ? p2[i] : p4[i];
+        i++;
+        if (c < 0x80) {
+            if (!ajp_escaped_byte[c]) {
+                block[o++] = (char)c;
+                if (++streak >= 16) { *pos = i; *status = 1; return o; }
+                continue;
+            }
+            streak = 0;
+            block[o++] = '\\';
+            switch (c) {
+            case '\b': block[o++] = 'b'; break;
+            case '\t': block[o++] = 't'; break;
+            case '\n': block[o++] = 'n'; break;
+            case '\f': block[o++] = 'f'; break;
+            case '\r': block[o++] = 'r'; break;
+            case '"': block[o++] = '"'; break;
+            case '\\': block[o++] = '\\'; break;
+            default:
+                block[o++] = 'u'; block[o++] = '0'; block[o++] = '0';
+                block[o++] = hex[c >> 4]; block[o++] = hex[c & 15];
+            }
+            continue;
+        }
+        streak = 0;
+        if (c < 0x800) {
+            block[o++] = (char)(0xC0 | (c >> 6));
+            block[o++] = (char)(0x80 | (c & 0x3F));
+        } else if (c < 0x10000) {
+            if (c >= 0xD800 && c <= 0xDFFF) { *pos = i; *status = 2; return o; }
+            block[o++] = (char)(0xE0 | (c >> 12));
+            block[o++] = (char)(0x80 | ((c >> 6) & 0x3F));
+            block[o++] = (char)(0x80 | (c & 0x3F));
+        } else {
+            block[o++] = (char)(0xF0 | (c >> 18));
+            block[o++] = (char)(0x80 | ((c >> 12) & 0x3F));
+            block[o++] = (char)(0x80 | ((c >> 6) & 0x3F));
+            block[o++] = (char)(0x80 | (c & 0x3F));
+        }
+    }
+    *pos = i;
+    *status = 0;
+    return o;
+}
+
+static Py_ssize_t ajp_encode_wide(int kind, const void *data, Py_ssize_t *pos, Py_ssize_t end,
+                                  char *block, int *status) {
+    /* Two copies, each with a constant kind, so the inner loop has no kind test. */
+    return kind == 2 ? ajp_encode_wide_kind(2, data, pos, end, block, status)
+                     : ajp_encode_wide_kind(4, data, pos, end, block, status);
+}
+
+/* The first 8 bytes of a Latin-1 name, zero-padded, as a big-endian number: comparing
+   two of these orders the names as memcmp would (NUL pads sort first, and equal
+   prefixes fall through to the full comparison). */
+static inline uint64_t ajp_name_prefix(const void *data, Py_ssize_t n) {
+    const unsigned char *p = (const unsigned char *)data;
+    uint64_t r = 0;
+    Py_ssize_t i;
+    if (n >= 8) {
+        memcpy(&r, p, 8);
+#if defined(__GNUC__) || defined(__clang__)
+        return __builtin_bswap64(r);
+#else
+        r = 0;
+        n = 8;
+#endif
+    }
+    if (n == 0) return 0;
+    /* Short names are assembled in registers (a partial store reloaded as one word
+       stalls on store forwarding): two overlapping 4-byte loads, or single bytes. */
+    if (n >= 4) {
+        uint32_t hi, lo;
+        memcpy(&hi, p, 4);
+        memcpy(&lo, p + n - 4, 4);
+#if defined(__GNUC__) || defined(__clang__)
+        hi = __builtin_bswap32(hi);
+        lo = __builtin_bswap32(lo);
+        return ((uint64_t)hi << 32) | ((uint64_t)lo << (8 * (8 - n)));
+#endif
+    }
+    for (i = 0; i < n; i++) r = (r << 8) | p[i];
+    return r << (8 * (8 - n));
+}
+
+/* Index of the lowest set bit of x != 0. */
+static inline int ajp_ctz(unsigned int x) {
+#if defined(__GNUC__) || defined(__clang__)
+    return __builtin_ctz(x);
+#else
+    int k = 0;
+    while (!((x >> k) & 1u)) k++;
+    return k;
+#endif
+}
+
+#if defined(__GNUC__) || defined(__clang__)
+#define ajp_prefetch(p) __builtin_prefetch((const void *)(p))
+#else
+#define ajp_prefetch(p) ((void)(p))
+#endif
+
+/* RFC 8785 §3.2.3: compare member names by UTF-16 code units (PEP 393 data). */
+static inline uint32_t ajp_read(int kind, const void *data, Py_ssize_t i) {
+    return kind == 1 ? ((const uint8_t *)data)[i] : kind == 2 ? ((const uint16_t *)data)[i] : ((const uint32_t *)data)[i];
+}
+
+static int ajp_compare_names(int ka, const void *a, Py_ssize_t na, int kb, const void *b, Py_ssize_t nb) {
+    Py_ssize_t i = 0, j = 0;
+    uint32_t pa = 0, pb = 0;   /* pending low surrogate of an astral code point */
+    if (ka == 1 && kb == 1) {
+        int c = memcmp(a, b, (size_t)(na < nb ? na : nb));
+        if (c) return c;
+        return na < nb ? -1 : na > nb;
+    }
+    if (ka != 4 && kb != 4) {
+        /* Below U+10000 a code point is its one UTF-16 unit. */
+        Py_ssize_t m = na < nb ? na : nb;
+        for (i = 0; i < m; i++) {
+            uint32_t ca = ajp_read(ka, a, i), cb = ajp_read(kb, b, i);
+            if (ca != cb) return ca < cb ? -1 : 1;
+        }
+        return na < nb ? -1 : na > nb;
+    }
+    for (;;) {
+        uint32_t ua, ub;
+        int a_done = pa == 0 && i >= na, b_done = pb == 0 && j >= nb;
+        if (a_done || b_done) return a_done && b_done ? 0 : a_done ? -1 : 1;
+        if (pa) { ua = pa; pa = 0; }
+        else {
+            ua = ajp_read(ka, a, i++);
+            if (ua >= 0x10000) { pa = 0xDC00 + ((ua - 0x10000) & 0x3FF); ua = 0xD800 + ((ua - 0x10000) >> 10); }
+        }
+        if (pb) { ub = pb; pb = 0; }
+        else {
+            ub = ajp_read(kb, b, j++);
+            if (ub >= 0x10000) { pb = 0xDC00 + ((ub - 0x10000) & 0x3FF); ub = 0xD800 + ((ub - 0x10000) >> 10); }
+        }
+        if (ua != ub) return ua < ub ? -1 : 1;
+    }
+}
+
+#endif /* AJPCORE_CANONICAL_SCAN_H */
