@@ -9,6 +9,17 @@
 #include <stdint.h>
 #include <string.h>
 
+/* Index of the lowest set bit of x != 0. */
+static inline int ajp_ctz(unsigned int x) {
+#if defined(__GNUC__) || defined(__clang__)
+    return __builtin_ctz(x);
+#else
+    int k = 0;
+    while (!((x >> k) & 1u)) k++;
+    return k;
+#endif
+}
+
 /* 8 Latin-1 bytes at a time: does the word hold a byte that cannot be copied as is
    (< 0x20, '"', '\' need escaping; >= 0x80 needs two UTF-8 bytes)?  With no high
    byte the three tests below are exact; any high byte answers yes by itself. */
@@ -48,13 +59,7 @@ static inline Py_ssize_t ajp_copy_clean_ascii(char *dst, const unsigned char *p,
         int mask = _mm_movemask_epi8(AJP_BAD16(v));
         _mm_storeu_si128((__m128i *)dst, v);
         if (mask) {
-#if defined(__GNUC__) || defined(__clang__)
-            return __builtin_ctz((unsigned)mask);
-#else
-            Py_ssize_t k = 0;
-            while (!((mask >> k) & 1)) k++;
-            return k;
-#endif
+            return ajp_ctz((unsigned)mask);
         }
         i = 16;
     }
@@ -66,13 +71,7 @@ static inline Py_ssize_t ajp_copy_clean_ascii(char *dst, const unsigned char *p,
         _mm_storeu_si128((__m128i *)(dst + i + 16), u);
         if (_mm_movemask_epi8(_mm_or_si128(bv, bu))) {
             unsigned mask = (unsigned)_mm_movemask_epi8(bv) | ((unsigned)_mm_movemask_epi8(bu) << 16);
-#if defined(__GNUC__) || defined(__clang__)
-            return i + __builtin_ctz((unsigned)mask);
-#else
-            Py_ssize_t k = 0;
-            while (!((mask >> k) & 1)) k++;
-            return i + k;
-#endif
+            return i + ajp_ctz((unsigned)mask);
         }
         i += 32;
     }
@@ -81,13 +80,7 @@ static inline Py_ssize_t ajp_copy_clean_ascii(char *dst, const unsigned char *p,
         int mask = _mm_movemask_epi8(AJP_BAD16(v));
         _mm_storeu_si128((__m128i *)(dst + i), v);
         if (mask) {
-#if defined(__GNUC__) || defined(__clang__)
-            return i + __builtin_ctz((unsigned)mask);
-#else
-            Py_ssize_t k = 0;
-            while (!((mask >> k) & 1)) k++;
-            return i + k;
-#endif
+            return i + ajp_ctz((unsigned)mask);
         }
         i += 16;
     }
@@ -196,11 +189,7 @@ static inline Py_ssize_t ajp_copy_clean_wide(int kind, char *dst, const void *da
         int mask = _mm_movemask_epi8(bad) & 0xff;
         _mm_storel_epi64((__m128i *)(dst + i), v);
         if (mask) {
-#if defined(__GNUC__) || defined(__clang__)
-            return i + __builtin_ctz((unsigned)mask);
-#else
-            break;
-#endif
+            return i + ajp_ctz((unsigned)mask);
         }
         i += 8;
     }
@@ -312,17 +301,6 @@ static inline uint64_t ajp_name_prefix(const void *data, Py_ssize_t n) {
     }
     for (i = 0; i < n; i++) r = (r << 8) | p[i];
     return r << (8 * (8 - n));
-}
-
-/* Index of the lowest set bit of x != 0. */
-static inline int ajp_ctz(unsigned int x) {
-#if defined(__GNUC__) || defined(__clang__)
-    return __builtin_ctz(x);
-#else
-    int k = 0;
-    while (!((x >> k) & 1u)) k++;
-    return k;
-#endif
 }
 
 #if defined(__GNUC__) || defined(__clang__)
