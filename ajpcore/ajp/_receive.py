@@ -6,7 +6,6 @@ from typing import Any, Optional, Sequence, Union
 
 from ..errors import InvalidMessage, KeyUsageError
 from ..provenance.pins import KeyPins
-from ..signing import verify
 from ._messages import JobOffer
 from ._replay import ReplayGuard, replay_identity
 from ._rules import DEFAULT_MAX_LIFETIME_SECONDS, DEFAULT_SKEW_SECONDS, _now_micros, _typed_offer_errors
@@ -61,8 +60,8 @@ def receive_offer(
         ).public_key
     elif pins is not None or require_capabilities:
         raise KeyUsageError("`pins=` and `require_capabilities=` apply to the sender's declaration: give `declaration=`")
-    # `offer.verify(...)` without its scheme-fits-sender check: the strict rules above refused a misfit.
-    verify(raw, secret=secret, public_key=public_key)
+    # any_scheme: the strict rules above already refused a scheme that does not fit the sender.
+    offer.verify(secret=secret, public_key=public_key, any_scheme=True)
     if replay_guard is not None:
         replay_guard.admit(
             replay_identity(secret=secret, public_key=public_key), raw["job_id"], expires_at_us=expires_us, now_us=now_us
