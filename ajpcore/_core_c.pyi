@@ -1,5 +1,5 @@
 # Stub for the compiled twin ajpcore._core_c; signatures identical to ajpcore._core_py.
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 MAX_DEPTH: int
 
@@ -27,3 +27,6 @@ def hmac_sha256_canonical(value: Any, secret: bytes | bytearray | memoryview | s
 # -- Ed25519 byte checks --
 def ed25519_check_public_key(raw: Any) -> None: ...
 def ed25519_check_signature(sig: Any) -> None: ...
+
+# -- RFC 3339 timestamps --
+def rfc3339_micros(text: object) -> Optional[int]: ...

@@ -1,15 +1,21 @@
-"""Strict RFC 3339 timestamps and ECMAScript toISOString output."""
+"""Strict RFC 3339 timestamps and ECMAScript toISOString output, on both core twins.
+
+Every test here runs once per twin (``core`` switches ``ajpcore.timestamps`` to it);
+the differential tests at the end hold the twins' ``rfc3339_micros`` to one answer.
+"""
 
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ajpcore.errors import TimestampError
-from ajpcore.timestamps import format_timestamp, is_timestamp, parse_timestamp, timestamp_micros
+from ajpcore.timestamps import format_timestamp, instant_micros, is_timestamp, parse_timestamp, timestamp_micros
 
 UTC = timezone.utc
+pytestmark = pytest.mark.usefixtures("core")
+PROPERTY = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
 @pytest.mark.parametrize(
@@ -85,6 +91,7 @@ aware = st.datetimes(
 )
 
 
+@PROPERTY
 @given(aware)
 def test_format_then_parse_is_the_instant_to_the_millisecond(dt):
     text = format_timestamp(dt)
@@ -93,6 +100,7 @@ def test_format_then_parse_is_the_instant_to_the_millisecond(dt):
     assert back == dt.replace(microsecond=dt.microsecond // 1000 * 1000)
 
 
+@PROPERTY
 @given(aware, st.sampled_from(["", ".500000", ".123456"]))
 def test_parse_agrees_with_fromisoformat(dt, frac):
     offset = dt.isoformat()[-6:]
@@ -100,6 +108,7 @@ def test_parse_agrees_with_fromisoformat(dt, frac):
     assert parse_timestamp(text) == datetime.fromisoformat(text)
 
 
+@PROPERTY
 @given(
     st.integers(0, 9999), st.integers(1, 12), st.integers(1, 31), st.integers(0, 23), st.integers(0, 59),
     st.integers(0, 59), st.sampled_from(["", ".0", ".5", ".999999", ".1234567", ".000001"]),
@@ -119,3 +128,68 @@ def test_micros_agree_with_calendar_arithmetic(year, month, day, hour, minute, s
     expected = (seconds - offset * 60) * 1_000_000 + (int((frac[1:] + "000000")[:6]) if frac else 0)
     assert is_timestamp(text)
     assert timestamp_micros(text) == expected
+
+
+def test_leap_second_only_at_the_last_minute_of_the_utc_day():
+    assert timestamp_micros("2016-12-31T23:59:60.5Z") == timestamp_micros("2016-12-31T23:59:59.999999Z")
+    assert timestamp_micros("2017-01-01T00:59:60+01:00") == timestamp_micros("2016-12-31T23:59:59.999999Z")
+    # 23:59:60 UTC of the day before year 0000: still an instant, one microsecond before it.
+    assert timestamp_micros("0000-01-01T00:29:60+00:30") == timestamp_micros("0000-01-01T00:00:00Z") - 1
+    for text in ("2016-12-31T23:58:60Z", "2016-12-31T23:59:60+00:01", "2017-01-01T00:00:60Z", "2016-12-31T22:59:60Z"):
+        assert not is_timestamp(text), text
+
+
+def test_now_forms_agree():
+    text = "2026-03-05T10:00:00.25+01:00"
+    micros = timestamp_micros(text)
+    assert instant_micros(text) == micros
+    assert instant_micros(datetime(2026, 3, 5, 9, 0, 0, 250000, tzinfo=UTC)) == micros
+    assert instant_micros(micros / 1_000_000) == micros
+    with pytest.raises(TimestampError):
+        instant_micros(type("S", (str,), {})(text))  # a str subclass is not a timestamp
+
+
+# -- the twins' parse, held to one answer on hostile text --
+
+_VALID = st.builds(
+    "{:04d}-{:02d}-{:02d}{}{:02d}:{:02d}:{:02d}{}{}".format,
+    st.integers(0, 9999), st.integers(0, 13), st.integers(0, 32), st.sampled_from("Tt T"),
+    st.integers(0, 24), st.integers(0, 60), st.integers(0, 61),
+    st.sampled_from(["", ".", ".0", ".5", ".123456", ".1234567", ".000000000001"]),
+    st.sampled_from(["Z", "z", "", "+00:00", "-00:00", "+23:59", "-23:59", "+24:00", "+01:60", "+0100", "+01"]),
+)
+_ALPHABET = st.sampled_from(list("0123456789-:.TtZz+ ") + ["\x00", "\u0661", "\uff10", "\U0001f600", "\xb2"])
+
+
+@st.composite
+def _near_timestamps(draw):
+    text = draw(_VALID)
+    for _ in range(draw(st.integers(0, 3))):
+        i = draw(st.integers(0, len(text)))
+        op = draw(st.sampled_from(["insert", "replace", "delete"]))
+        c = draw(_ALPHABET)
+        if op == "insert":
+            text = text[:i] + c + text[i:]
+        elif op == "replace":
+            text = text[:i] + c + text[i + 1 :]
+        else:
+            text = text[:i] + text[i + 1 :]
+    return text
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.one_of(_near_timestamps(), st.text(max_size=40)))
+def test_twins_parse_alike(twins, text):
+    native, pure = twins
+    assert native.rfc3339_micros(text) == pure.rfc3339_micros(text)
+
+
+@pytest.mark.parametrize(
+    "value", [None, 1, 1.5, b"2026-03-05T10:00:00Z", bytearray(b"2026-03-05T10:00:00Z"), ["2026-03-05T10:00:00Z"],
+              type("S", (str,), {})("2026-03-05T10:00:00Z"), "2026-03-05T10:00:00" + "0" * 100_000 + "Z",
+              "2026-03-05T10:00:00." + "9" * 100_000 + "Z"],
+    ids=["none", "int", "float", "bytes", "bytearray", "list", "str-subclass", "long-tail", "long-fraction"],
+)
+def test_twins_agree_on_non_timestamps_and_long_fractions(twins, value):
+    native, pure = twins
+    assert native.rfc3339_micros(value) == pure.rfc3339_micros(value)

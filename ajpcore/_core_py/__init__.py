@@ -10,6 +10,7 @@ same name in ``native/``:
 - ``decoder``            ``decode``: strict RFC 8259 + I-JSON (RFC 7493)
 - ``hmac_sink``          ``HmacSigner``, ``hmac_sha256_canonical`` (RFC 2104)
 - ``ed25519_checks``     Ed25519 byte-level key and signature checks (RFC 8032)
+- ``rfc3339``            strict RFC 3339 ``date-time`` to microseconds (section 5.6)
 
 ``limits`` holds what the native header (``native/_core_c.pyx``) declares for
 all of them.  This package is the reference: where the twins disagree, it
@@ -36,6 +37,7 @@ from .decoder import _StrictParser as _StrictParser
 from .decoder import _surrogate_reason as _surrogate_reason
 from .hmac_sink import HmacSigner, clear_hmac_cache, hmac_sha256_canonical
 from .ed25519_checks import ed25519_check_public_key, ed25519_check_signature
+from .rfc3339 import rfc3339_micros
 
 HMAC_CACHE_SIZE = 32
 """How many secrets ``HmacSigner`` keeps keyed SHA-256 states for (oldest evicted first; 0: none).
@@ -55,4 +57,5 @@ __all__ = [
     "hmac_sha256_canonical",
     "ed25519_check_public_key",
     "ed25519_check_signature",
+    "rfc3339_micros",
 ]

@@ -13,7 +13,7 @@ from .._js_date import INVALID as JS_INVALID
 from .._js_date import LOCAL as JS_LOCAL
 from .._js_date import read_date
 from ..errors import InvalidMessage, TimestampError
-from ..timestamps import _valid_timestamp_micros, instant_micros, timestamp_micros
+from ..timestamps import instant_micros, timestamp_micros
 from ._messages import _OFFER_SCHEMA, _SCHEME_FOR, JobOffer
 from ._model import _MISSING
 
@@ -216,11 +216,11 @@ def _typed_offer_errors(
     which ``receive_offer`` hands on to the replay guard instead of reading it again."""
     signature = raw.get("signature")
     errors: List[str] = [] if signature is not None else ["missing: signature"]  # built, not yet signed
-    expires_us = _valid_timestamp_micros(raw["expires_at"])  # the schema checked both timestamps
+    expires_us = timestamp_micros(raw["expires_at"])  # the schema checked both timestamps
     if expires_us < now_us:
         errors.append("offer has expired")
     if strict:
-        issued_us = _valid_timestamp_micros(raw["issued_at"])
+        issued_us = timestamp_micros(raw["issued_at"])
         if issued_us - now_us > skew * 1_000_000:
             errors.append(f"issued_at is more than {_seconds(skew)} s in the future")
         if expires_us <= issued_us:

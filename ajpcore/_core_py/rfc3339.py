@@ -1,0 +1,95 @@
+"""Strict RFC 3339 ``date-time`` to microseconds: twin of ``native/rfc3339.pxi``.
+
+The accepted form and the leap-second policy are ``ajpcore.timestamps``'s (see its
+module docstring); this is the parse every timestamp of the package goes through.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from datetime import datetime, timedelta, timezone
+from typing import Optional
+
+
+# ---------------------------------------------------------------------------
+# RFC 3339 date-time (section 5.6) to microseconds since 1970-01-01T00:00:00Z
+# ---------------------------------------------------------------------------
+
+_RFC3339 = re.compile(
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt]([0-9]{2}):([0-9]{2}):([0-9]{2})"
+    r"(?:\.([0-9]+))?(?:([Zz])|([+-])([0-9]{2}):([0-9]{2}))",
+    re.ASCII,
+)
+# Valid in every month and never a leap second: no calendar arithmetic needed.
+_PLAIN = re.compile(
+    r"[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|1[0-9]|2[0-8])[Tt](?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]"
+    r"(?:\.[0-9]+)?(?:[Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])",
+    re.ASCII,
+).fullmatch
+_DAYS_IN_MONTH = (0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+_MICROS_PER_DAY = 86_400_000_000
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_ONE_MICROSECOND = timedelta(microseconds=1)
+# Python 3.11+ reads RFC 3339 with `Z` in C; earlier versions do not (the full parse does).
+_fromisoformat = datetime.fromisoformat if sys.version_info >= (3, 11) else None
+
+
+def _days_from_civil(y: int, m: int, d: int) -> int:
+    # Proleptic Gregorian day count relative to 1970-01-01 (H. Hinnant's algorithm).
+    y -= m <= 2
+    era = y // 400
+    yoe = y - era * 400
+    doy = (153 * (m + (-3 if m > 2 else 9)) + 2) // 5 + d - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146097 + doe - 719468
+
+
+def _full_parse(text: str) -> Optional[int]:
+    m = _RFC3339.fullmatch(text)
+    if m is None:
+        return None
+    year, month, day, hour, minute, second = (int(g) for g in m.group(1, 2, 3, 4, 5, 6))
+    if not 1 <= month <= 12 or day < 1 or hour > 23 or minute > 59 or second > 60:
+        return None
+    limit = _DAYS_IN_MONTH[month]
+    if month == 2 and year % 4 == 0 and (year % 100 != 0 or year % 400 == 0):
+        limit = 29
+    if day > limit:
+        return None
+    if m.group(8):
+        offset = 0
+    else:
+        oh, om = int(m.group(10)), int(m.group(11))
+        if oh > 23 or om > 59:
+            return None
+        offset = (oh * 60 + om) * (1 if m.group(9) == "+" else -1)
+    frac = m.group(7)
+    micros = int((frac + "00000")[:6]) if frac else 0
+    if second == 60:
+        # RFC 3339 5.7: a leap second is 23:59:60 UTC; it reads as the day's last microsecond.
+        if (hour * 60 + minute - offset) % 1440 != 1439:
+            return None
+        second, micros = 59, 999_999
+    seconds = (hour * 60 + minute - offset) * 60 + second
+    return _days_from_civil(year, month, day) * _MICROS_PER_DAY + seconds * 1_000_000 + micros
+
+
+def rfc3339_micros(text: object) -> Optional[int]:
+    """Microseconds since 1970-01-01T00:00:00Z of a strict RFC 3339 ``date-time``, or None.
+
+    None for anything else: a non-``str`` (subclasses too), another form, or a
+    date or time out of range.  Fractions beyond microseconds are truncated.
+    """
+    if type(text) is not str:
+        return None
+    if _fromisoformat is not None and _PLAIN(text) is not None:
+        # The common case: a day every month has and no leap second.  Once the strict
+        # pattern matched, the C parser reads it the same way (fraction truncated to
+        # microseconds); where it cannot (year 0000...), the full parse does.
+        try:
+            micros: int = (_fromisoformat(text) - _EPOCH) // _ONE_MICROSECOND
+            return micros
+        except (ValueError, OverflowError):
+            pass
+    return _full_parse(text)
