@@ -18,6 +18,7 @@ import pytest
 import rfc8785
 
 import data
+from fair import measure
 from twins import twin  # the native twin skips with its reason on a pure install
 
 # On the big fixture every contender gets a fixed number of rounds: the slow ones (about
@@ -43,7 +44,7 @@ CONTENDERS = {
 
 def run(benchmark, n_rounds, fn, *args):
     if n_rounds is None:
-        return benchmark(fn, *args)
+        return measure(benchmark, fn, *args)
     return benchmark.pedantic(fn, args=args, rounds=n_rounds, iterations=1, warmup_rounds=0)
 
 

@@ -15,9 +15,8 @@ import orjson
 import pytest
 
 import data
+from fair import measure
 from twins import twin  # the native twin skips with its reason on a pure install
-
-
 
 
 def _unique_pairs(pairs):
@@ -51,5 +50,5 @@ def test_decode(benchmark, contender, fixture):
     if fixture == "mixed8m":
         value = benchmark.pedantic(decode, args=(doc,), rounds=3, iterations=1)
     else:
-        value = benchmark(decode, doc)
+        value = measure(benchmark, decode, doc)
     assert value == orjson.loads(doc)

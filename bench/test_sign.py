@@ -15,6 +15,7 @@ import pytest
 import rfc8785
 
 import data
+from fair import measure
 from ajpcore import signing
 
 SLOW = {"mixed8m"}
@@ -24,7 +25,7 @@ def run(benchmark, fixture, func):
     """Time ``func``: few rounds on the 8 MB fixture, pytest-benchmark's calibration otherwise."""
     if fixture in SLOW:
         return benchmark.pedantic(func, rounds=3, iterations=1, warmup_rounds=0)
-    return benchmark(func)
+    return measure(benchmark, func)
 
 
 def twin_name(module):
