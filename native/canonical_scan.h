@@ -218,7 +218,35 @@ static inline Py_ssize_t ajp_encode_wide_kind(const int kind, const void *data, 
     Py_ssize_t i = *pos, o = 0;
     int streak = 0;
     while (i < end) {
-        uint32_t c = kind == 2 ? p2[i] : p4[i];
+        uint32_t c;
+#if defined(__SSE2__)
+        /* UCS-2 runs of 3-byte characters (CJK): 8 units checked at once (all >= 0x800 and
+           none a surrogate), then each written with one 4-byte store, 3 bytes apart (the
+           caller's room of 6 bytes a unit covers the store's one byte of overhang). */
+        if (kind == 2 && p2[i] >= 0x800 && i + 8 <= end) {
+            const __m128i floor = _mm_set1_epi16(0x800), zero = _mm_setzero_si128();
+            const __m128i top5 = _mm_set1_epi16((short)0xF800), surrogate = _mm_set1_epi16((short)0xD800);
+            do {
+                __m128i u = _mm_loadu_si128((const __m128i *)(p2 + i));
+                __m128i below = _mm_subs_epu16(floor, u);  /* 0 exactly where u >= 0x800 */
+                __m128i bad = _mm_or_si128(_mm_xor_si128(_mm_cmpeq_epi16(below, zero), _mm_set1_epi16(-1)),
+                                           _mm_cmpeq_epi16(_mm_and_si128(u, top5), surrogate));
+                int k;
+                if (_mm_movemask_epi8(bad)) break;
+                for (k = 0; k < 8; k++) {
+                    uint32_t x = p2[i + k];
+                    uint32_t bytes = (0xE0u | (x >> 12)) | ((0x80u | ((x >> 6) & 0x3Fu)) << 8)
+                                     | ((0x80u | (x & 0x3Fu)) << 16);
+                    memcpy(block + o, &bytes, 4);  /* little-endian: the first byte first */
+                    o += 3;
+                }
+                i += 8;
+            } while (i + 8 <= end);
+            streak = 0;
+            if (i >= end) break;
+        }
+#endif
+        c = kind == 2 ? p2[i] : p4[i];
         i++;
         if (c < 0x80) {
             if (!ajp_escaped_byte[c]) {

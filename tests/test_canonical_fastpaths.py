@@ -139,6 +139,29 @@ def test_wide_text_direct_and_through_blocks(impl, wide):
             assert str(info.value) == "String contains a lone surrogate - at `$`"
 
 
+# Units around the edges of the 8-at-once run of 3-byte characters (UCS-2 text): its first
+# and last members (U+0800, U+FFFF), its neighbours outside (U+07FF, ASCII, escapes) and the
+# surrogates it must not encode (U+D7FF and U+E000 are the last units in range around them).
+EDGE_UNITS = ["\u0800", "\uffff", "\ud7ff", "\ue000", "\u07ff", "\u00e9", "a", '"', "\n", "\x01"]
+
+
+@pytest.mark.parametrize("stop", EDGE_UNITS + ["\ud800", "\udbff", "\udc00", "\udfff"])
+def test_runs_of_three_byte_characters_at_every_offset(impl, stop):
+    run = "".join(chr(0x4E00 + 97 * i) for i in range(40))  # CJK ideographs
+    for n in range(0, 34):
+        for at in range(0, n + 1):
+            text = run[:at] + stop + run[at:n]
+            if "\ud800" <= stop <= "\udfff":
+                for encode in (impl.canonicalize, lambda v: impl.canonicalize_into(v, [].append, chunk_size=7)):
+                    with pytest.raises(EncodeError) as info:
+                        encode(text)
+                    assert str(info.value) == "String contains a lone surrogate - at `$`"
+                continue
+            chunks = []
+            impl.canonicalize_into(text, chunks.append, chunk_size=7)
+            assert impl.canonicalize(text) == b"".join(chunks) == oracle(text), repr(text)
+
+
 def test_dyadic_doubles_match_the_shortest_digit_search(twins):
     # m / 2**k with an exact decimal of up to 15 digits skips Ryu natively; around that
     # bound (15/16 digits, k = 22/23, subnormal, huge) it must not change a digit.
