@@ -59,6 +59,8 @@ cdef extern from "decoder_scan.h":
     int _parse_double "ajpcore_parse_double" (const unsigned char* p, Py_ssize_t i, Py_ssize_t end, double* out) nogil
     Py_ssize_t _scan_name "ajpcore_scan_name" (const unsigned char* p, Py_ssize_t i, Py_ssize_t n, unsigned long long* h) nogil
     bint _same_bytes "ajpcore_same_bytes" (const unsigned char* a, const unsigned char* b, Py_ssize_t n) nogil
+    Py_ssize_t _scan_small_int "ajpcore_scan_small_int" (const unsigned char* p, Py_ssize_t i, Py_ssize_t n, long long* out) nogil
+    bint _literal_at "ajpcore_literal_at" (const unsigned char* p, const char* word, Py_ssize_t size) nogil
 
 
 cdef void _init_pow5_128():
@@ -326,7 +328,9 @@ cdef class _StrictParser:
 
     cdef Py_ssize_t parse_literal(self, Py_ssize_t i, const char* word, Py_ssize_t size) except -1:
         cdef Py_ssize_t k
-        for k in range(1, size):
+        if i + size <= self.n and _literal_at(self.p + i, word, size):
+            return i + size
+        for k in range(1, size):  # a refusal: the first byte that differs, or the end
             if i + k >= self.n:
                 self.eof()
             if self.p[i + k] != <unsigned char>word[k]:
@@ -388,8 +392,18 @@ cdef class _StrictParser:
             _fill_ucs4(p + start + 1, p + r.end, PyUnicode_DATA(s))
         return s
 
-    cdef object parse_number(self, Py_ssize_t start):
+    cdef inline object parse_number(self, Py_ssize_t start):
         """Read the number at ``start`` (RFC 8259 §6); leave ``self.i`` after it."""
+        cdef long long v
+        cdef Py_ssize_t end = _scan_small_int(self.p, start, self.n, &v)
+        if end >= 0:
+            # The usual int (at most 15 digits): read in one pass, what parse_any_number gives.
+            self.i = end
+            return PyLong_FromLongLong(v)
+        return self.parse_any_number(start)
+
+    cdef object parse_any_number(self, Py_ssize_t start):
+        """``parse_number`` of every other number, and the refusals."""
         cdef const unsigned char* p = self.p
         cdef Py_ssize_t n = self.n
         cdef Py_ssize_t i = start, size, k

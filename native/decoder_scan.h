@@ -528,3 +528,36 @@ static int ajpcore_parse_double(const unsigned char *p, Py_ssize_t i, Py_ssize_t
 }
 
 #endif  /* AJPCORE_DECODER_SCAN_H */
+
+/* A plain int at p[i..n) ("0", or 1-9 then at most 14 more digits, either after a '-') that
+   no fraction, exponent or further digit follows: its value (below 2^53) into *out and the
+   position after it; else -1, and the full number reader decides (errors included). */
+static inline Py_ssize_t ajpcore_scan_small_int(const unsigned char *p, Py_ssize_t i, Py_ssize_t n, long long *out) {
+    Py_ssize_t first;
+    int negative = 0;
+    long long v;
+    if (p[i] == '-') {
+        negative = 1;
+        if (++i >= n) return -1;
+    }
+    first = i;
+    if ((unsigned)(p[i] - '0') > 9u) return -1;
+    v = p[i++] - '0';
+    if (v != 0) {
+        while (i < n && (unsigned)(p[i] - '0') <= 9u) {
+            if (i - first >= 15) return -1;
+            v = v * 10 + (p[i++] - '0');
+        }
+    }
+    if (i < n && (p[i] == '.' || p[i] == 'e' || p[i] == 'E' || (unsigned)(p[i] - '0') <= 9u)) return -1;
+    *out = negative ? -v : v;
+    return i;
+}
+
+/* Whether the literal word[0..size) (true, false, null: 4 or 5 bytes) is at p[0..size). */
+static inline int ajpcore_literal_at(const unsigned char *p, const char *word, Py_ssize_t size) {
+    uint32_t a, b;
+    memcpy(&a, p, 4);
+    memcpy(&b, word, 4);
+    return a == b && (size == 4 || p[4] == (unsigned char)word[4]);
+}

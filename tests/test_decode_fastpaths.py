@@ -196,3 +196,24 @@ def test_wide_and_deep_documents_read_back(twins, depth, data):
     doc = json.dumps(value).encode()
     for impl in twins:
         assert impl.decode(doc) == value
+
+
+# -- plain ints (at most 15 digits) and the literals, read in one pass ------------
+
+_DIGITS = "123456789012345678"
+NUMBER_TEXTS = sorted(
+    {sign + _DIGITS[:k] + tail for sign in ("", "-") for k in range(1, 18) for tail in ("", ".5", "e3", "E-1", "0")}
+    | {"0", "-0", "00", "-00", "01", "-01", "0.", "1.", "1e", "1e+", "-", "--1", "-a", "0x1", "1a", "999999999999999",
+       "1000000000000000", "-999999999999999", "9007199254740993", "0e0", "-0.0"}
+)
+LITERAL_TEXTS = ["true", "false", "null", "tru", "fals", "nul", "t", "f", "n", "trUe", "falsE", "nulL", "nullx", "truee"]
+
+
+@pytest.mark.parametrize("text", NUMBER_TEXTS + LITERAL_TEXTS)
+@pytest.mark.parametrize("where", ["{}", "[{}]", '{"k":{}}', "[{},1]", "[1,{}]", '{"a":{},"b":2}'])
+def test_numbers_and_literals_at_every_end_read_exactly(twins, text, where):
+    # Alone (the document ends right after), and inside containers (a `,`, `]` or `}` follows).
+    doc = where.replace("{}", text, 1).encode()
+    agree(twins, doc)
+    agree(twins, text.encode())
+    agree(twins, (text + " ").encode())
