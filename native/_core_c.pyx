@@ -47,6 +47,9 @@ cdef extern from "Python.h":
     PyObject* PyBytes_FromStringAndSize_raw "PyBytes_FromStringAndSize" (const char *v, Py_ssize_t n) except NULL
     char* PyOS_double_to_string(double val, char format_code, int precision, int flags, int *ptype) except NULL
     bint PyUnicode_IS_ASCII(object o)
+    bint PyUnicode_IS_COMPACT_ASCII(object o)
+    void _incref "Py_INCREF" (PyObject* o)  # on a borrowed pointer: no Cython temporary
+    void _decref "Py_DECREF" (PyObject* o)
     int PyUnicode_KIND(object o)
     void* PyUnicode_DATA(object o)
     Py_ssize_t PyUnicode_GET_LENGTH(object o)

@@ -178,6 +178,23 @@ cdef int _put_str(Writer* w, object s) except -1:
     return _w_put_char(w, b'"')
 
 
+cdef inline int _put_text(Writer* w, object s) except -1:
+    """``_put_str`` of an exact str, the usual compact ASCII needing no escape written inline."""
+    cdef Py_ssize_t n
+    cdef char* dst
+    if PyUnicode_IS_COMPACT_ASCII(s):
+        n = PyUnicode_GET_LENGTH(s)
+        if w.cap - w.length >= n + 18:
+            dst = w.data + w.length
+            dst[0] = b'"'
+            if ajp_copy_clean_ascii(dst + 1, <const unsigned char*>PyUnicode_DATA(s), n) == n:
+                dst[n + 1] = b'"'
+                w.length += n + 2
+                return 0
+    # Wider, escaped or tight: the general writer (it starts over from the quote).
+    return _put_str(w, s)
+
+
 # -- member-name order ---------------------------------------------------
 
 cdef inline int _compare_names(PyObject* a, PyObject* b) noexcept:

@@ -60,15 +60,15 @@ cdef void _w_release(Writer* w):
     """Drop everything the writer still owns (after success or an exception)."""
     cdef Py_ssize_t i
     for i in range(w.mtop):
-        Py_DECREF(<object>w.members[i].key)
-        Py_DECREF(<object>w.members[i].value)
+        _decref(w.members[i].key)
+        _decref(w.members[i].value)
     w.mtop = 0
     cdef int k
     while w.shapes_live:
         k = ajp_ctz(w.shapes_live)
         w.shapes_live &= w.shapes_live - 1
         for i in range(w.shapes[k].n):
-            Py_DECREF(<object>w.shapes[k].keys[i])
+            _decref(w.shapes[k].keys[i])
         w.shapes[k].n = 0
     if w.members != w.inline_members:
         PyMem_Free(w.members)
@@ -218,9 +218,9 @@ cdef int _w_fail(Writer* w, str reason) except -1:
 cdef int _put_value(Writer* w, object v) except -1:
     cdef double x
     if PyUnicode_CheckExact(v):
-        return _put_str(w, v)
+        return _put_text(w, v)
     if PyLong_CheckExact(v):
-        return _put_int(w, v)
+        return _put_integer(w, v)
     if PyFloat_CheckExact(v):
         x = PyFloat_AS_DOUBLE(v)
         if not isfinite(x):
@@ -296,8 +296,8 @@ cdef int _push_members(Writer* w, object d, Py_ssize_t n, bint* exact, bint* lat
     if same:
         for j in range(count):
             m = &w.members[w.mtop + j]
-            Py_INCREF(<object>m.key)
-            Py_INCREF(<object>m.value)
+            _incref(m.key)
+            _incref(m.value)
         w.mtop += count
         return 1
     for j in range(count):
@@ -308,8 +308,8 @@ cdef int _push_members(Writer* w, object d, Py_ssize_t n, bint* exact, bint* lat
                 _w_fail(w, f"Object key must be `str`, got `{type(<object>key).__qualname__}`")
             exact[0] = False
         ajp_unicode_ready(<object>key)  # names are compared through their PEP 393 data
-        Py_INCREF(<object>key)
-        Py_INCREF(<object>m.value)
+        _incref(key)
+        _incref(m.value)
         if _name_kind(key) == PyUnicode_1BYTE_KIND:
             m.prefix = ajp_name_prefix(_name_data(key), _name_length(key))
         else:
@@ -339,10 +339,10 @@ cdef void _sort_new_shape(Writer* w, Member* m, Py_ssize_t n, bint exact, bint l
     if not record:
         return
     for j in range(sh.n):
-        Py_DECREF(<object>sh.keys[j])
+        _decref(sh.keys[j])
     for j in range(n):
         sh.keys[j] = names[j]
-        Py_INCREF(<object>names[j])
+        _incref(names[j])
     for s in range(n):
         for j in range(n):
             if m[s].key == names[j]:
@@ -413,15 +413,15 @@ cdef int _put_dict(Writer* w, object d) except -1:
             _w_put_char(w, b':')
         value = w.members[base + i].value
         if PyUnicode_CheckExact(<object>value):
-            _put_str(w, <object>value)
+            _put_text(w, <object>value)
         elif PyLong_CheckExact(<object>value):
-            _put_int(w, <object>value)
+            _put_integer(w, <object>value)
         else:
             _put_value(w, <object>value)
     w.depth -= 1
     for i in range(base, w.mtop):
-        Py_DECREF(<object>w.members[i].key)
-        Py_DECREF(<object>w.members[i].value)
+        _decref(w.members[i].key)
+        _decref(w.members[i].value)
     w.mtop = base
     return _w_put_char(w, b'}')
 
@@ -454,9 +454,9 @@ cdef int _put_array(Writer* w, object a) except -1:
         if i:
             _w_put_char(w, b',')
         if PyUnicode_CheckExact(item):
-            _put_str(w, item)
+            _put_text(w, item)
         elif PyLong_CheckExact(item):
-            _put_int(w, item)
+            _put_integer(w, item)
         else:
             _put_value(w, item)
         i += 1

@@ -408,3 +408,11 @@ cdef int _put_int(Writer* w, object v) except -1:
     except EncodeError as exc:
         _w_fail(w, exc.reason)
     return _w_put(w, PyBytes_AS_STRING(text), len(text))
+
+
+cdef inline int _put_integer(Writer* w, object v) except -1:
+    """``_put_int`` of an exact int, the usual one-digit int written inline."""
+    cdef long long n
+    if ajp_compact_long(<PyObject*>v, &n):
+        return _put_ll(w, n)
+    return _put_int(w, v)
