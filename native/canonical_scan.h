@@ -127,11 +127,19 @@ static inline Py_ssize_t ajp_copy_clean_ascii(char *dst, const unsigned char *p,
     return i;
 }
 
-/* A member name that is compact ASCII of at most 16 characters, none needing an
-   escape (the usual name), written as "name": straight from its data with word
-   loads and stores; dst has room for 20 bytes.  Returns the bytes written, or 0 to
-   leave the name to the general string writer (nothing is stored then but dst[0]). */
-static inline Py_ssize_t ajp_put_short_name(char *dst, PyObject *s) {
+#ifndef AJP_ALWAYS_INLINE
+#if defined(__GNUC__) || defined(__clang__)
+#define AJP_ALWAYS_INLINE static inline __attribute__((always_inline))
+#else
+#define AJP_ALWAYS_INLINE static inline
+#endif
+#endif
+
+/* A str that is compact ASCII of at most 16 characters, none needing an escape (the
+   usual member name), written as "text" straight from its data with word loads and
+   stores; dst has room for 20 bytes.  Returns the bytes written, or 0 to leave the
+   text to the general string writer (the bytes stored then are past the output). */
+AJP_ALWAYS_INLINE Py_ssize_t ajp_put_short_text(char *dst, PyObject *s) {
     const unsigned char *p;
     Py_ssize_t n, i;
     if (!PyUnicode_IS_COMPACT_ASCII(s)) return 0;
@@ -160,8 +168,30 @@ static inline Py_ssize_t ajp_put_short_name(char *dst, PyObject *s) {
     }
     dst[0] = '"';
     dst[n + 1] = '"';
-    dst[n + 2] = ':';
-    return n + 3;
+    return n + 2;
+}
+
+/* The usual member name written as "name": (ajp_put_short_text and the colon). */
+AJP_ALWAYS_INLINE Py_ssize_t ajp_put_short_name(char *dst, PyObject *s) {
+    Py_ssize_t k = ajp_put_short_text(dst, s);
+    if (k) dst[k++] = ':';
+    return k;
+}
+
+/* An exact str that is compact ASCII needing no escape (the usual value), written as
+   "text" to dst, which has room for `room` bytes: short ones as ajp_put_short_text,
+   longer ones by the run copier when the room holds n + 18 bytes.  Returns the bytes
+   written, or 0 to leave the text to the general string writer. */
+AJP_ALWAYS_INLINE Py_ssize_t ajp_put_clean_text(char *dst, Py_ssize_t room, PyObject *s) {
+    Py_ssize_t n;
+    if (!PyUnicode_IS_COMPACT_ASCII(s)) return 0;
+    n = PyUnicode_GET_LENGTH(s);
+    if (n <= 16) return room >= 20 ? ajp_put_short_text(dst, s) : 0;
+    if (room < n + 18) return 0;
+    dst[0] = '"';
+    if (ajp_copy_clean_ascii(dst + 1, (const unsigned char *)(((PyASCIIObject *)s) + 1), n) != n) return 0;
+    dst[n + 1] = '"';
+    return n + 2;
 }
 
 /* The same for UCS-2 / UCS-4 text (PEP 393 kinds 2 and 4): copies the leading plain

@@ -12,6 +12,7 @@ cdef extern from "canonical_scan.h":
     int ajp_ctz(unsigned int x) nogil
     Py_ssize_t ajp_copy_clean_ascii(char* dst, const unsigned char* p, Py_ssize_t n) nogil
     Py_ssize_t ajp_put_short_name(char* dst, PyObject* s) nogil
+    Py_ssize_t ajp_put_clean_text(char* dst, Py_ssize_t room, PyObject* s) nogil
     Py_ssize_t ajp_copy_clean_wide(int kind, char* dst, const void* data, Py_ssize_t n) nogil
     Py_ssize_t ajp_encode_wide(int kind, const void* data, Py_ssize_t* pos, Py_ssize_t end, char* block, int* status) nogil
     void ajp_init_escaped_bytes()
@@ -180,17 +181,10 @@ cdef int _put_str(Writer* w, object s) except -1:
 
 cdef inline int _put_text(Writer* w, object s) except -1:
     """``_put_str`` of an exact str, the usual compact ASCII needing no escape written inline."""
-    cdef Py_ssize_t n
-    cdef char* dst
-    if PyUnicode_IS_COMPACT_ASCII(s):
-        n = PyUnicode_GET_LENGTH(s)
-        if w.cap - w.length >= n + 18:
-            dst = w.data + w.length
-            dst[0] = b'"'
-            if ajp_copy_clean_ascii(dst + 1, <const unsigned char*>PyUnicode_DATA(s), n) == n:
-                dst[n + 1] = b'"'
-                w.length += n + 2
-                return 0
+    cdef Py_ssize_t k = ajp_put_clean_text(w.data + w.length, w.cap - w.length, <PyObject*>s)
+    if k:
+        w.length += k
+        return 0
     # Wider, escaped or tight: the general writer (it starts over from the quote).
     return _put_str(w, s)
 

@@ -368,6 +368,7 @@ cdef int _put_dict(Writer* w, object d) except -1:
     cdef Member* m
     cdef PyObject* value
     cdef char* dst
+    cdef Step* step
     if w.depth >= _MAX_DEPTH:
         _w_fail(w, f"Nesting deeper than {_MAX_DEPTH}")
     n = PyDict_GET_SIZE(d)
@@ -393,11 +394,12 @@ cdef int _put_dict(Writer* w, object d) except -1:
                 if _compare_names(m.key, (m - 1).key) == 0:
                     _w_fail(w, f"Duplicate object key `{str.__str__(<object>m.key)}`")
     _w_put_char(w, b'{')
+    step = &w.steps[w.depth]
     w.depth += 1
     for i in range(n):
         # Index afresh each time: a nested object may have moved the member stack.
         m = &w.members[base + i]
-        w.steps[w.depth - 1].key = m.key
+        step.key = m.key
         written = 0
         if w.cap - w.length >= 24:
             # The usual short ASCII name, with its comma, in one go (no string writer call).
@@ -430,13 +432,15 @@ cdef int _put_array(Writer* w, object a) except -1:
     cdef Py_ssize_t i
     cdef bint is_list = PyList_Check(a)
     cdef object item
+    cdef Step* step
     if w.depth >= _MAX_DEPTH:
         _w_fail(w, f"Nesting deeper than {_MAX_DEPTH}")
     if (PyList_GET_SIZE(a) if is_list else PyTuple_GET_SIZE(a)) == 0:
         return _w_put(w, b"[]", 2)
     _w_put_char(w, b'[')
+    step = &w.steps[w.depth]
     w.depth += 1
-    w.steps[w.depth - 1].key = NULL
+    step.key = NULL
     i = 0
     while True:
         # Re-read the size each time: a streaming write callback may mutate the list.
@@ -450,7 +454,7 @@ cdef int _put_array(Writer* w, object a) except -1:
             if i >= PyTuple_GET_SIZE(a):
                 break
             item = <object>PyTuple_GET_ITEM(a, i)
-        w.steps[w.depth - 1].index = i
+        step.index = i
         if i:
             _w_put_char(w, b',')
         if PyUnicode_CheckExact(item):
