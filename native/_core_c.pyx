@@ -101,7 +101,7 @@ cdef struct Step:
 
 
 cdef struct Member:
-    PyObject* key      # strong references: a ``write`` callback may mutate the dict
+    PyObject* key      # strong references while Writer.borrowed is false (see _w_own)
     PyObject* value
     unsigned long long prefix  # ajp_name_prefix of a Latin-1 name, else 0
 
@@ -143,6 +143,7 @@ cdef struct Writer:
     Py_ssize_t total
     PyObject* write     # borrowed
     int depth
+    bint borrowed       # the member stack holds borrowed references (until _w_own)
     Member* members     # a stack: each open object owns members[base:base + n]
     Py_ssize_t mtop
     Py_ssize_t mcap

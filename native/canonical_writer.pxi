@@ -14,6 +14,9 @@ cdef void _w_init(Writer* w, Py_ssize_t chunk, object write):
     w.total = 0
     w.write = <PyObject*>write
     w.depth = 0
+    # Unbounded mode runs no Python code while it writes, so nothing can mutate or free
+    # the value: its members are not referenced, until something may run code (_w_own).
+    w.borrowed = chunk == 0
     w.members = w.inline_members
     w.mtop = 0
     w.mcap = _INLINE_MEMBERS
@@ -59,9 +62,10 @@ cdef void _w_recycle(Writer* w):
 cdef void _w_release(Writer* w):
     """Drop everything the writer still owns (after success or an exception)."""
     cdef Py_ssize_t i
-    for i in range(w.mtop):
-        _decref(w.members[i].key)
-        _decref(w.members[i].value)
+    if not w.borrowed:
+        for i in range(w.mtop):
+            _decref(w.members[i].key)
+            _decref(w.members[i].value)
     w.mtop = 0
     cdef int k
     while w.shapes_live:
@@ -210,7 +214,24 @@ cdef str _w_path(Writer* w):
     return format_path(steps)
 
 
+cdef void _w_own(Writer* w) noexcept:
+    """Take the references unbounded mode left borrowed, before anything that may run Python code.
+
+    A finalizer (run by a garbage collection that any allocation of a tracked object may
+    start), another thread (switched to while bytecode runs) or a metaclass's
+    ``__qualname__`` may mutate or free the value's containers: from here on every
+    member on the stack, and every member pushed later, is a strong reference.
+    """
+    cdef Py_ssize_t i
+    if w.borrowed:
+        for i in range(w.mtop):
+            _incref(w.members[i].key)
+            _incref(w.members[i].value)
+        w.borrowed = False
+
+
 cdef int _w_fail(Writer* w, str reason) except -1:
+    _w_own(w)  # the path's names are read after the list for it is allocated
     raise EncodeError(reason, _w_path(w))
 
 
@@ -225,6 +246,7 @@ cdef int _put_value(Writer* w, object v) except -1:
     if PyFloat_CheckExact(v):
         x = PyFloat_AS_DOUBLE(v)
         if not isfinite(x):
+            _w_own(w)
             _w_fail(w, f"Non-finite float `{float.__repr__(v)}` has no JSON form")
         return _put_double(w, x)
     if PyDict_Check(v):
@@ -244,8 +266,10 @@ cdef int _put_value(Writer* w, object v) except -1:
     if PyFloat_Check(v):
         x = PyFloat_AS_DOUBLE(v)
         if not isfinite(x):
+            _w_own(w)
             _w_fail(w, f"Non-finite float `{float.__repr__(v)}` has no JSON form")
         return _put_double(w, x)
+    _w_own(w)  # a metaclass may define __qualname__
     _w_fail(w, f"Unsupported type `{type(v).__qualname__}`")
 
 
@@ -295,10 +319,11 @@ cdef int _push_members(Writer* w, object d, Py_ssize_t n, bint* exact, bint* lat
                 same = False
                 break
     if same:
-        for j in range(count):
-            m = &w.members[w.mtop + j]
-            _incref(m.key)
-            _incref(m.value)
+        if not w.borrowed:
+            for j in range(count):
+                m = &w.members[w.mtop + j]
+                _incref(m.key)
+                _incref(m.value)
         w.mtop += count
         return 1
     for j in range(count):
@@ -306,11 +331,13 @@ cdef int _push_members(Writer* w, object d, Py_ssize_t n, bint* exact, bint* lat
         key = m.key
         if not PyUnicode_CheckExact(<object>key):
             if not PyUnicode_Check(<object>key):
+                _w_own(w)
                 _w_fail(w, f"Object key must be `str`, got `{type(<object>key).__qualname__}`")
             exact[0] = False
         ajp_unicode_ready(<object>key)  # names are compared through their PEP 393 data
-        _incref(key)
-        _incref(m.value)
+        if not w.borrowed:
+            _incref(key)
+            _incref(m.value)
         if _name_kind(key) == PyUnicode_1BYTE_KIND:
             m.prefix = ajp_name_prefix(_name_data(key), _name_length(key))
         else:
@@ -393,6 +420,7 @@ cdef int _put_dict(Writer* w, object d) except -1:
             for i in range(1, n):
                 m = &w.members[base + i]
                 if _compare_names(m.key, (m - 1).key) == 0:
+                    _w_own(w)
                     _w_fail(w, f"Duplicate object key `{str.__str__(<object>m.key)}`")
     _w_put_char(w, b'{')
     step = &w.steps[w.depth]
@@ -422,9 +450,10 @@ cdef int _put_dict(Writer* w, object d) except -1:
         else:
             _put_value(w, <object>value)
     w.depth -= 1
-    for i in range(base, w.mtop):
-        _decref(w.members[i].key)
-        _decref(w.members[i].value)
+    if not w.borrowed:
+        for i in range(base, w.mtop):
+            _decref(w.members[i].key)
+            _decref(w.members[i].value)
     w.mtop = base
     return _w_put_char(w, b'}')
 

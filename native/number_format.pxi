@@ -420,6 +420,7 @@ cdef int _put_int(Writer* w, object v) except -1:
     n = PyLong_AsLongLongAndOverflow(v, &overflow)
     if overflow == 0 and -_MAX_SAFE_INT <= n <= _MAX_SAFE_INT:
         return _put_ll(w, n)
+    _w_own(w)  # Python code runs (and may collect garbage) from here
     try:
         text = _py_format_int(int.__index__(v), _unlocated).encode('ascii')
     except EncodeError as exc:
