@@ -141,6 +141,9 @@ cdef int _put_str(Writer* w, object s) except -1:
     n = PyUnicode_GET_LENGTH(s)
     kind = PyUnicode_KIND(s)
     raw = PyUnicode_DATA(s)
+    if kind == PyUnicode_1BYTE_KIND and w.chunk == 0 and w.cap - w.length < n + 18:
+        # Unbounded: grow now rather than write the text byte by byte to the buffer's end.
+        _w_grow(w, n + 18)
     if kind == PyUnicode_1BYTE_KIND and w.cap - w.length >= n + 18:
         i = _put_ascii_in_place(w, <const unsigned char*>raw, n)
         if i < n:
