@@ -237,6 +237,25 @@ cdef int _w_fail(Writer* w, str reason) except -1:
 
 # -- values ------------------------------------------------------------
 
+# The refusals are built out of line: their temporaries would otherwise widen the frame of
+# _put_value, which recurses once per nesting level (512 levels fit a 128 KiB stack).
+
+cdef int _fail_value(Writer* w, object v) except -1:
+    """Refuse a non-finite float or a value of no JSON type."""
+    _w_own(w)  # a metaclass may define __qualname__
+    if PyFloat_Check(v):
+        _w_fail(w, f"Non-finite float `{float.__repr__(v)}` has no JSON form")
+    _w_fail(w, f"Unsupported type `{type(v).__qualname__}`")
+
+
+cdef int _fail_name(Writer* w, PyObject* key, bint duplicate) except -1:
+    """Refuse a member name that is not a str, or one that repeats."""
+    _w_own(w)
+    if duplicate:
+        _w_fail(w, f"Duplicate object key `{str.__str__(<object>key)}`")
+    _w_fail(w, f"Object key must be `str`, got `{type(<object>key).__qualname__}`")
+
+
 cdef int _put_value(Writer* w, object v) except -1:
     cdef double x
     if PyUnicode_CheckExact(v):
@@ -246,8 +265,7 @@ cdef int _put_value(Writer* w, object v) except -1:
     if PyFloat_CheckExact(v):
         x = PyFloat_AS_DOUBLE(v)
         if not isfinite(x):
-            _w_own(w)
-            _w_fail(w, f"Non-finite float `{float.__repr__(v)}` has no JSON form")
+            _fail_value(w, v)
         return _put_double(w, x)
     if PyDict_Check(v):
         return _put_dict(w, v)
@@ -266,11 +284,9 @@ cdef int _put_value(Writer* w, object v) except -1:
     if PyFloat_Check(v):
         x = PyFloat_AS_DOUBLE(v)
         if not isfinite(x):
-            _w_own(w)
-            _w_fail(w, f"Non-finite float `{float.__repr__(v)}` has no JSON form")
+            _fail_value(w, v)
         return _put_double(w, x)
-    _w_own(w)  # a metaclass may define __qualname__
-    _w_fail(w, f"Unsupported type `{type(v).__qualname__}`")
+    _fail_value(w, v)
 
 
 cdef int _push_members(Writer* w, object d, Py_ssize_t n, bint* exact, bint* latin1, bint shaped) except -1:
@@ -331,8 +347,7 @@ cdef int _push_members(Writer* w, object d, Py_ssize_t n, bint* exact, bint* lat
         key = m.key
         if not PyUnicode_CheckExact(<object>key):
             if not PyUnicode_Check(<object>key):
-                _w_own(w)
-                _w_fail(w, f"Object key must be `str`, got `{type(<object>key).__qualname__}`")
+                _fail_name(w, key, False)
             exact[0] = False
         ajp_unicode_ready(<object>key)  # names are compared through their PEP 393 data
         if not w.borrowed:
@@ -420,8 +435,7 @@ cdef int _put_dict(Writer* w, object d) except -1:
             for i in range(1, n):
                 m = &w.members[base + i]
                 if _compare_names(m.key, (m - 1).key) == 0:
-                    _w_own(w)
-                    _w_fail(w, f"Duplicate object key `{str.__str__(<object>m.key)}`")
+                    _fail_name(w, m.key, True)
     _w_put_char(w, b'{')
     step = &w.steps[w.depth]
     w.depth += 1
