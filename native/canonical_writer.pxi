@@ -458,7 +458,11 @@ cdef int _put_dict(Writer* w, object d) except -1:
             _w_put_char(w, b':')
         value = w.members[base + i].value
         if PyUnicode_CheckExact(<object>value):
-            _put_text(w, <object>value)
+            written = ajp_put_clean_text(w.data + w.length, w.cap - w.length, value)
+            if written:
+                w.length += written
+            else:
+                _put_str(w, <object>value)
         elif PyLong_CheckExact(<object>value):
             _put_integer(w, <object>value)
         else:
