@@ -47,6 +47,9 @@ cdef extern from "Python.h":
     PyObject* PyBytes_FromStringAndSize_raw "PyBytes_FromStringAndSize" (const char *v, Py_ssize_t n) except NULL
     char* PyOS_double_to_string(double val, char format_code, int precision, int flags, int *ptype) except NULL
     bint PyUnicode_IS_ASCII(object o)
+    bint PyUnicode_IS_COMPACT_ASCII(object o)
+    void _incref "Py_INCREF" (PyObject* o)  # on a borrowed pointer: no Cython temporary
+    void _decref "Py_DECREF" (PyObject* o)
     int PyUnicode_KIND(object o)
     void* PyUnicode_DATA(object o)
     Py_ssize_t PyUnicode_GET_LENGTH(object o)
@@ -98,7 +101,7 @@ cdef struct Step:
 
 
 cdef struct Member:
-    PyObject* key      # strong references: a ``write`` callback may mutate the dict
+    PyObject* key      # strong references while Writer.borrowed is false (see _w_own)
     PyObject* value
     unsigned long long prefix  # ajp_name_prefix of a Latin-1 name, else 0
 
@@ -140,6 +143,7 @@ cdef struct Writer:
     Py_ssize_t total
     PyObject* write     # borrowed
     int depth
+    bint borrowed       # the member stack holds borrowed references (until _w_own)
     Member* members     # a stack: each open object owns members[base:base + n]
     Py_ssize_t mtop
     Py_ssize_t mcap

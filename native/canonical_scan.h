@@ -127,11 +127,32 @@ static inline Py_ssize_t ajp_copy_clean_ascii(char *dst, const unsigned char *p,
     return i;
 }
 
-/* A member name that is compact ASCII of at most 16 characters, none needing an
-   escape (the usual name), written as "name": straight from its data with word
-   loads and stores; dst has room for 20 bytes.  Returns the bytes written, or 0 to
-   leave the name to the general string writer (nothing is stored then but dst[0]). */
-static inline Py_ssize_t ajp_put_short_name(char *dst, PyObject *s) {
+#ifndef AJP_ALWAYS_INLINE
+#if defined(__GNUC__) || defined(__clang__)
+#define AJP_ALWAYS_INLINE static inline __attribute__((always_inline))
+#else
+#define AJP_ALWAYS_INLINE static inline
+#endif
+#endif
+
+/* ajp_word_needs_escape of two words at once (the halves of a short name): one vector
+   compare where SSE2 is there (signed: bytes >= 0x80 answer yes too, as in the words). */
+static inline int ajp_words_need_escape(uint64_t a, uint64_t b) {
+#if defined(__SSE2__)
+    __m128i v = _mm_set_epi64x((long long)b, (long long)a);
+    __m128i bad = _mm_or_si128(_mm_cmplt_epi8(v, _mm_set1_epi8(0x20)),
+                               _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))));
+    return _mm_movemask_epi8(bad) != 0;
+#else
+    return ajp_word_needs_escape(a) || ajp_word_needs_escape(b);
+#endif
+}
+
+/* A str that is compact ASCII of at most 16 characters, none needing an escape (the
+   usual member name), written as "text" straight from its data with word loads and
+   stores; dst has room for 20 bytes.  Returns the bytes written, or 0 to leave the
+   text to the general string writer (the bytes stored then are past the output). */
+AJP_ALWAYS_INLINE Py_ssize_t ajp_put_short_text(char *dst, PyObject *s) {
     const unsigned char *p;
     Py_ssize_t n, i;
     if (!PyUnicode_IS_COMPACT_ASCII(s)) return 0;
@@ -142,14 +163,15 @@ static inline Py_ssize_t ajp_put_short_name(char *dst, PyObject *s) {
         uint64_t a, b;
         memcpy(&a, p, 8);
         memcpy(&b, p + n - 8, 8);
-        if (ajp_word_needs_escape(a) || ajp_word_needs_escape(b)) return 0;
+        if (ajp_words_need_escape(a, b)) return 0;
         memcpy(dst + 1, &a, 8);
         memcpy(dst + 1 + n - 8, &b, 8);
     } else if (n >= 4) {
         uint32_t a, b;
         memcpy(&a, p, 4);
         memcpy(&b, p + n - 4, 4);
-        if (ajp_word_needs_escape((uint64_t)a | ((uint64_t)b << 32))) return 0;
+        uint64_t ab = (uint64_t)a | ((uint64_t)b << 32);
+        if (ajp_words_need_escape(ab, ab)) return 0;
         memcpy(dst + 1, &a, 4);
         memcpy(dst + 1 + n - 4, &b, 4);
     } else {
@@ -160,8 +182,30 @@ static inline Py_ssize_t ajp_put_short_name(char *dst, PyObject *s) {
     }
     dst[0] = '"';
     dst[n + 1] = '"';
-    dst[n + 2] = ':';
-    return n + 3;
+    return n + 2;
+}
+
+/* The usual member name written as "name": (ajp_put_short_text and the colon). */
+AJP_ALWAYS_INLINE Py_ssize_t ajp_put_short_name(char *dst, PyObject *s) {
+    Py_ssize_t k = ajp_put_short_text(dst, s);
+    if (k) dst[k++] = ':';
+    return k;
+}
+
+/* An exact str that is compact ASCII needing no escape (the usual value), written as
+   "text" to dst, which has room for `room` bytes: short ones as ajp_put_short_text,
+   longer ones by the run copier when the room holds n + 18 bytes.  Returns the bytes
+   written, or 0 to leave the text to the general string writer. */
+AJP_ALWAYS_INLINE Py_ssize_t ajp_put_clean_text(char *dst, Py_ssize_t room, PyObject *s) {
+    Py_ssize_t n;
+    if (!PyUnicode_IS_COMPACT_ASCII(s)) return 0;
+    n = PyUnicode_GET_LENGTH(s);
+    if (n <= 16) return room >= 20 ? ajp_put_short_text(dst, s) : 0;
+    if (room < n + 18) return 0;
+    dst[0] = '"';
+    if (ajp_copy_clean_ascii(dst + 1, (const unsigned char *)(((PyASCIIObject *)s) + 1), n) != n) return 0;
+    dst[n + 1] = '"';
+    return n + 2;
 }
 
 /* The same for UCS-2 / UCS-4 text (PEP 393 kinds 2 and 4): copies the leading plain

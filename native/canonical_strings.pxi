@@ -12,6 +12,7 @@ cdef extern from "canonical_scan.h":
     int ajp_ctz(unsigned int x) nogil
     Py_ssize_t ajp_copy_clean_ascii(char* dst, const unsigned char* p, Py_ssize_t n) nogil
     Py_ssize_t ajp_put_short_name(char* dst, PyObject* s) nogil
+    Py_ssize_t ajp_put_clean_text(char* dst, Py_ssize_t room, PyObject* s) nogil
     Py_ssize_t ajp_copy_clean_wide(int kind, char* dst, const void* data, Py_ssize_t n) nogil
     Py_ssize_t ajp_encode_wide(int kind, const void* data, Py_ssize_t* pos, Py_ssize_t end, char* block, int* status) nogil
     void ajp_init_escaped_bytes()
@@ -140,6 +141,9 @@ cdef int _put_str(Writer* w, object s) except -1:
     n = PyUnicode_GET_LENGTH(s)
     kind = PyUnicode_KIND(s)
     raw = PyUnicode_DATA(s)
+    if kind == PyUnicode_1BYTE_KIND and w.chunk == 0 and w.cap - w.length < n + 18:
+        # Unbounded: grow now rather than write the text byte by byte to the buffer's end.
+        _w_grow(w, n + 18)
     if kind == PyUnicode_1BYTE_KIND and w.cap - w.length >= n + 18:
         i = _put_ascii_in_place(w, <const unsigned char*>raw, n)
         if i < n:
@@ -176,6 +180,16 @@ cdef int _put_str(Writer* w, object s) except -1:
             _w_fail(w, "String contains a lone surrogate")
         at_run = status == 1
     return _w_put_char(w, b'"')
+
+
+cdef inline int _put_text(Writer* w, object s) except -1:
+    """``_put_str`` of an exact str, the usual compact ASCII needing no escape written inline."""
+    cdef Py_ssize_t k = ajp_put_clean_text(w.data + w.length, w.cap - w.length, <PyObject*>s)
+    if k:
+        w.length += k
+        return 0
+    # Wider, escaped or tight: the general writer (it starts over from the quote).
+    return _put_str(w, s)
 
 
 # -- member-name order ---------------------------------------------------

@@ -14,6 +14,9 @@ cdef void _w_init(Writer* w, Py_ssize_t chunk, object write):
     w.total = 0
     w.write = <PyObject*>write
     w.depth = 0
+    # Unbounded mode runs no Python code while it writes, so nothing can mutate or free
+    # the value: its members are not referenced, until something may run code (_w_own).
+    w.borrowed = chunk == 0
     w.members = w.inline_members
     w.mtop = 0
     w.mcap = _INLINE_MEMBERS
@@ -59,16 +62,17 @@ cdef void _w_recycle(Writer* w):
 cdef void _w_release(Writer* w):
     """Drop everything the writer still owns (after success or an exception)."""
     cdef Py_ssize_t i
-    for i in range(w.mtop):
-        Py_DECREF(<object>w.members[i].key)
-        Py_DECREF(<object>w.members[i].value)
+    if not w.borrowed:
+        for i in range(w.mtop):
+            _decref(w.members[i].key)
+            _decref(w.members[i].value)
     w.mtop = 0
     cdef int k
     while w.shapes_live:
         k = ajp_ctz(w.shapes_live)
         w.shapes_live &= w.shapes_live - 1
         for i in range(w.shapes[k].n):
-            Py_DECREF(<object>w.shapes[k].keys[i])
+            _decref(w.shapes[k].keys[i])
         w.shapes[k].n = 0
     if w.members != w.inline_members:
         PyMem_Free(w.members)
@@ -129,9 +133,10 @@ cdef int _w_grow(Writer* w, Py_ssize_t need) except -1:
     """Unbounded: room for ``need`` more bytes (leave the stack scratch for a bytes object)."""
     cdef Py_ssize_t cap = w.cap
     while cap - w.length < need:
-        # Doubling (measured: growing eightfold below 256 KiB saved two copies on 200 KB
-        # documents but cost result64k ~18 %, its 256 KiB buffer being fresh memory each call).
-        cap = cap * 2
+        # Fourfold below 256 KiB, then doubling: 4 -> 16 -> 64 -> 256 KiB copies 84 KiB for a
+        # 200 KB document where doubling copied 252 KiB, and a 64 KB one still fits 64 KiB
+        # (growing eightfold took result64k to a 256 KiB buffer, fresh memory each call: ~18 %).
+        cap = cap * 4 if cap < (1 << 18) else cap * 2
     if w.buf == NULL:
         w.buf = PyBytes_FromStringAndSize_raw(NULL, cap)
         memcpy(PyBytes_AS_STRING(<object>w.buf), w.scratch, w.length)
@@ -209,22 +214,58 @@ cdef str _w_path(Writer* w):
     return format_path(steps)
 
 
+cdef void _w_own(Writer* w) noexcept:
+    """Take the references unbounded mode left borrowed, before anything that may run Python code.
+
+    A finalizer (run by a garbage collection that any allocation of a tracked object may
+    start), another thread (switched to while bytecode runs) or a metaclass's
+    ``__qualname__`` may mutate or free the value's containers: from here on every
+    member on the stack, and every member pushed later, is a strong reference.
+    """
+    cdef Py_ssize_t i
+    if w.borrowed:
+        for i in range(w.mtop):
+            _incref(w.members[i].key)
+            _incref(w.members[i].value)
+        w.borrowed = False
+
+
 cdef int _w_fail(Writer* w, str reason) except -1:
+    _w_own(w)  # the path's names are read after the list for it is allocated
     raise EncodeError(reason, _w_path(w))
 
 
 # -- values ------------------------------------------------------------
 
+# The refusals are built out of line: their temporaries would otherwise widen the frame of
+# _put_value, which recurses once per nesting level (512 levels fit a 128 KiB stack).
+
+cdef int _fail_value(Writer* w, object v) except -1:
+    """Refuse a non-finite float or a value of no JSON type."""
+    _w_own(w)  # a metaclass may define __qualname__
+    if PyFloat_Check(v):
+        _w_fail(w, f"Non-finite float `{float.__repr__(v)}` has no JSON form")
+    _w_fail(w, f"Unsupported type `{type(v).__qualname__}`")
+
+
+cdef int _fail_name(Writer* w, PyObject* key, bint duplicate) except -1:
+    """Refuse a member name that is not a str, or one that repeats."""
+    _w_own(w)
+    if duplicate:
+        _w_fail(w, f"Duplicate object key `{str.__str__(<object>key)}`")
+    _w_fail(w, f"Object key must be `str`, got `{type(<object>key).__qualname__}`")
+
+
 cdef int _put_value(Writer* w, object v) except -1:
     cdef double x
     if PyUnicode_CheckExact(v):
-        return _put_str(w, v)
+        return _put_text(w, v)
     if PyLong_CheckExact(v):
-        return _put_int(w, v)
+        return _put_integer(w, v)
     if PyFloat_CheckExact(v):
         x = PyFloat_AS_DOUBLE(v)
         if not isfinite(x):
-            _w_fail(w, f"Non-finite float `{float.__repr__(v)}` has no JSON form")
+            _fail_value(w, v)
         return _put_double(w, x)
     if PyDict_Check(v):
         return _put_dict(w, v)
@@ -243,9 +284,9 @@ cdef int _put_value(Writer* w, object v) except -1:
     if PyFloat_Check(v):
         x = PyFloat_AS_DOUBLE(v)
         if not isfinite(x):
-            _w_fail(w, f"Non-finite float `{float.__repr__(v)}` has no JSON form")
+            _fail_value(w, v)
         return _put_double(w, x)
-    _w_fail(w, f"Unsupported type `{type(v).__qualname__}`")
+    _fail_value(w, v)
 
 
 cdef int _push_members(Writer* w, object d, Py_ssize_t n, bint* exact, bint* latin1, bint shaped) except -1:
@@ -294,10 +335,11 @@ cdef int _push_members(Writer* w, object d, Py_ssize_t n, bint* exact, bint* lat
                 same = False
                 break
     if same:
-        for j in range(count):
-            m = &w.members[w.mtop + j]
-            Py_INCREF(<object>m.key)
-            Py_INCREF(<object>m.value)
+        if not w.borrowed:
+            for j in range(count):
+                m = &w.members[w.mtop + j]
+                _incref(m.key)
+                _incref(m.value)
         w.mtop += count
         return 1
     for j in range(count):
@@ -305,11 +347,12 @@ cdef int _push_members(Writer* w, object d, Py_ssize_t n, bint* exact, bint* lat
         key = m.key
         if not PyUnicode_CheckExact(<object>key):
             if not PyUnicode_Check(<object>key):
-                _w_fail(w, f"Object key must be `str`, got `{type(<object>key).__qualname__}`")
+                _fail_name(w, key, False)
             exact[0] = False
         ajp_unicode_ready(<object>key)  # names are compared through their PEP 393 data
-        Py_INCREF(<object>key)
-        Py_INCREF(<object>m.value)
+        if not w.borrowed:
+            _incref(key)
+            _incref(m.value)
         if _name_kind(key) == PyUnicode_1BYTE_KIND:
             m.prefix = ajp_name_prefix(_name_data(key), _name_length(key))
         else:
@@ -339,10 +382,10 @@ cdef void _sort_new_shape(Writer* w, Member* m, Py_ssize_t n, bint exact, bint l
     if not record:
         return
     for j in range(sh.n):
-        Py_DECREF(<object>sh.keys[j])
+        _decref(sh.keys[j])
     for j in range(n):
         sh.keys[j] = names[j]
-        Py_INCREF(<object>names[j])
+        _incref(names[j])
     for s in range(n):
         for j in range(n):
             if m[s].key == names[j]:
@@ -368,6 +411,7 @@ cdef int _put_dict(Writer* w, object d) except -1:
     cdef Member* m
     cdef PyObject* value
     cdef char* dst
+    cdef Step* step
     if w.depth >= _MAX_DEPTH:
         _w_fail(w, f"Nesting deeper than {_MAX_DEPTH}")
     n = PyDict_GET_SIZE(d)
@@ -391,13 +435,14 @@ cdef int _put_dict(Writer* w, object d) except -1:
             for i in range(1, n):
                 m = &w.members[base + i]
                 if _compare_names(m.key, (m - 1).key) == 0:
-                    _w_fail(w, f"Duplicate object key `{str.__str__(<object>m.key)}`")
+                    _fail_name(w, m.key, True)
     _w_put_char(w, b'{')
+    step = &w.steps[w.depth]
     w.depth += 1
     for i in range(n):
         # Index afresh each time: a nested object may have moved the member stack.
         m = &w.members[base + i]
-        w.steps[w.depth - 1].key = m.key
+        step.key = m.key
         written = 0
         if w.cap - w.length >= 24:
             # The usual short ASCII name, with its comma, in one go (no string writer call).
@@ -413,15 +458,20 @@ cdef int _put_dict(Writer* w, object d) except -1:
             _w_put_char(w, b':')
         value = w.members[base + i].value
         if PyUnicode_CheckExact(<object>value):
-            _put_str(w, <object>value)
+            written = ajp_put_clean_text(w.data + w.length, w.cap - w.length, value)
+            if written:
+                w.length += written
+            else:
+                _put_str(w, <object>value)
         elif PyLong_CheckExact(<object>value):
-            _put_int(w, <object>value)
+            _put_integer(w, <object>value)
         else:
             _put_value(w, <object>value)
     w.depth -= 1
-    for i in range(base, w.mtop):
-        Py_DECREF(<object>w.members[i].key)
-        Py_DECREF(<object>w.members[i].value)
+    if not w.borrowed:
+        for i in range(base, w.mtop):
+            _decref(w.members[i].key)
+            _decref(w.members[i].value)
     w.mtop = base
     return _w_put_char(w, b'}')
 
@@ -430,13 +480,15 @@ cdef int _put_array(Writer* w, object a) except -1:
     cdef Py_ssize_t i
     cdef bint is_list = PyList_Check(a)
     cdef object item
+    cdef Step* step
     if w.depth >= _MAX_DEPTH:
         _w_fail(w, f"Nesting deeper than {_MAX_DEPTH}")
     if (PyList_GET_SIZE(a) if is_list else PyTuple_GET_SIZE(a)) == 0:
         return _w_put(w, b"[]", 2)
     _w_put_char(w, b'[')
+    step = &w.steps[w.depth]
     w.depth += 1
-    w.steps[w.depth - 1].key = NULL
+    step.key = NULL
     i = 0
     while True:
         # Re-read the size each time: a streaming write callback may mutate the list.
@@ -450,13 +502,13 @@ cdef int _put_array(Writer* w, object a) except -1:
             if i >= PyTuple_GET_SIZE(a):
                 break
             item = <object>PyTuple_GET_ITEM(a, i)
-        w.steps[w.depth - 1].index = i
+        step.index = i
         if i:
             _w_put_char(w, b',')
         if PyUnicode_CheckExact(item):
-            _put_str(w, item)
+            _put_text(w, item)
         elif PyLong_CheckExact(item):
-            _put_int(w, item)
+            _put_integer(w, item)
         else:
             _put_value(w, item)
         i += 1

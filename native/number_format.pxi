@@ -344,11 +344,28 @@ cdef extern from *:
     #endif
     }
 
+    #ifndef AJP_ALWAYS_INLINE
+    #if defined(__GNUC__) || defined(__clang__)
+    #define AJP_ALWAYS_INLINE static inline __attribute__((always_inline))
+    #else
+    #define AJP_ALWAYS_INLINE static inline
+    #endif
+    #endif
+
+    /* An exact int of one digit (the usual one) written to dst, which has room for
+       `room` bytes: returns the bytes written, or 0 to leave it to _put_int. */
+    AJP_ALWAYS_INLINE int ajp_put_small_int(char *dst, Py_ssize_t room, PyObject *v) {
+        long long n;
+        if (room < 32 || !ajp_compact_long(v, &n)) return 0;
+        return ajp_format_i64(n, dst);
+    }
+
     """
     void ajp_set_pow5(int inv, int i, unsigned long long lo, unsigned long long hi)
     int ajp_format_double(double x, char* out) nogil
     int ajp_format_i64(long long v, char* out) nogil
     bint ajp_compact_long(PyObject* v, long long* out) nogil
+    int ajp_put_small_int(char* dst, Py_ssize_t room, PyObject* v) nogil
 
 
 cdef void _init_pow5_tables():
@@ -403,8 +420,18 @@ cdef int _put_int(Writer* w, object v) except -1:
     n = PyLong_AsLongLongAndOverflow(v, &overflow)
     if overflow == 0 and -_MAX_SAFE_INT <= n <= _MAX_SAFE_INT:
         return _put_ll(w, n)
+    _w_own(w)  # Python code runs (and may collect garbage) from here
     try:
         text = _py_format_int(int.__index__(v), _unlocated).encode('ascii')
     except EncodeError as exc:
         _w_fail(w, exc.reason)
     return _w_put(w, PyBytes_AS_STRING(text), len(text))
+
+
+cdef inline int _put_integer(Writer* w, object v) except -1:
+    """``_put_int`` of an exact int, the usual one-digit int written inline."""
+    cdef int k = ajp_put_small_int(w.data + w.length, w.cap - w.length, <PyObject*>v)
+    if k:
+        w.length += k
+        return 0
+    return _put_int(w, v)

@@ -175,3 +175,17 @@ def test_dyadic_doubles_match_the_shortest_digit_search(twins):
             assert native._format_double(x) == pure._format_double(x), repr(x)
             assert float(native._format_double(x)) == x
     assert native.canonicalize([0.5, 0.75, -93.5, 2**-22, 1e21 + 0.5]) == b"[0.5,0.75,-93.5,2.384185791015625e-7,1e+21]"
+
+
+def test_text_and_ints_inline_at_the_buffer_edge(impl):
+    # Exact str and int values are written inline when the buffer surely holds them, else
+    # by the general writers: the same bytes on either side of the first buffer's end
+    # (4 KiB natively), for clean and escaped text, and ints on both sides of one digit.
+    ints = [0, -1, 2**30 - 1, 2**30, -(2**30) + 1, -(2**30), 2**31, 2**53 - 1, -(2**53) + 1]
+    for pad in range(4060, 4110, 3):
+        for text in ("clean text", 'a "quote"', "tab\there", "caf\u00e9", "\u4e2d", ""):
+            value = {"a": "x" * pad, "b": text, "c": ints, "d": [text, 7, text], "e": 2**30}
+            assert impl.canonicalize(value) == oracle(value), (pad, text)
+            chunks = []
+            impl.canonicalize_into(value, chunks.append, chunk_size=97)
+            assert b"".join(chunks) == oracle(value), (pad, text)

@@ -377,3 +377,73 @@ def test_cache_size_flipped_while_threads_sign(impl, monkeypatch):
     finally:
         sys.setswitchinterval(switch)
     assert failures == []
+
+
+# -- Python code that runs in the middle of canonicalize ---------------------------
+
+
+def test_metaclass_qualname_that_frees_the_value(twins):
+    # The message for an unsupported type reads type(v).__qualname__, which a metaclass
+    # may compute (here through __getattribute__): it replaces every container and name
+    # of the value being written with new ones, frees the old ones and collects.  The
+    # native writer holds no references of its own to the members of an unbounded write
+    # until such code may run; the error and its path (the names of the replaced
+    # objects) must come out intact, the same on both twins.
+    def name(text):
+        return "".join(list(text))  # a new str object each time, never a shared constant
+
+    def build():
+        return [{name("k%d" % i): "v" * 40, name("inner-name"): Opaque()} for i in range(3)]
+
+    class Meta(type):
+        def __getattribute__(cls, attr):
+            if attr != "__qualname__":
+                return super().__getattribute__(attr)
+            old = value.pop("outer-name")
+            value[name("outer-name")] = build()
+            for record in old:
+                record.clear()
+            old.clear()
+            old = record = None
+            gc.collect()
+            return "Opaque"
+
+    class Opaque(metaclass=Meta):
+        pass
+
+    results = []
+    for twin in twins:
+        value = {name("outer-name"): build()}
+        results.append(outcome(twin.canonicalize, value))
+    assert results[0] == results[1]
+    assert results[0] == (EncodeError, 'Unsupported type `Opaque` - at `$["outer-name"][0]["inner-name"]`')
+
+
+def test_big_ints_while_another_thread_mutates_the_value(impl):
+    # An int beyond 2**53 is formatted by Python code, during which the interpreter may
+    # switch threads: one that mutates the value meanwhile must not crash the writer
+    # (it reads the members it snapshotted, holding references from then on).
+    value = {"k" + str(i): {"n": 2**64, "s": "x" * i, "list": [2**63, {"m": 2**60}]} for i in range(200)}
+    stop = threading.Event()
+
+    def mutate():
+        while not stop.is_set():
+            for i in range(200):
+                value["k" + str(i)] = {"n": 2**64, "t": "y" * i, "list": [2**62]}
+                value.pop("k" + str((i * 7) % 200), None)
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    thread = threading.Thread(target=mutate)
+    thread.start()
+    try:
+        for _ in range(20):
+            try:
+                out = impl.canonicalize(value)
+            except (EncodeError, RuntimeError):  # "dictionary changed size during iteration" (pure twin)
+                continue
+            assert out.startswith(b"{") and out.endswith(b"}")
+    finally:
+        stop.set()
+        thread.join()
+        sys.setswitchinterval(old)
