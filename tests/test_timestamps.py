@@ -1,6 +1,6 @@
 """Strict RFC 3339 timestamps and ECMAScript toISOString output, on both core twins.
 
-Every test here runs once per twin (``core`` switches ``ajpcore.timestamps`` to it);
+Every test here runs once per twin (``core`` switches ``ajpcore.timestamps`` to it), and
 the differential tests at the end hold the twins' ``rfc3339_micros`` to one answer.
 """
 
@@ -14,7 +14,6 @@ from ajpcore.errors import TimestampError
 from ajpcore.timestamps import format_timestamp, instant_micros, is_timestamp, parse_timestamp, timestamp_micros
 
 UTC = timezone.utc
-pytestmark = pytest.mark.usefixtures("core")
 PROPERTY = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
@@ -33,7 +32,7 @@ PROPERTY = settings(max_examples=200, deadline=None, suppress_health_check=[Heal
         ("2016-12-31T15:59:60-08:00", datetime(2016, 12, 31, 23, 59, 59, 999999, tzinfo=UTC)),
     ],
 )
-def test_parse(text, expected):
+def test_parse(core, text, expected):
     assert is_timestamp(text)
     got = parse_timestamp(text)
     assert got == expected and got.tzinfo is not None
@@ -52,20 +51,20 @@ def test_parse(text, expected):
         "2026-03-05T10:00:00.\u0661Z", "", "now",
     ],
 )
-def test_refused(text):
+def test_refused(core, text):
     assert not is_timestamp(text)
     with pytest.raises(TimestampError):
         parse_timestamp(text)
 
 
 @pytest.mark.parametrize("value", [None, 1, b"2026-03-05T10:00:00Z", ["2026-03-05T10:00:00Z"]])
-def test_non_strings_are_refused(value):
+def test_non_strings_are_refused(core, value):
     assert not is_timestamp(value)
     with pytest.raises(TimestampError):
         timestamp_micros(value)
 
 
-def test_years_outside_datetime_parse_to_micros_but_not_datetimes():
+def test_years_outside_datetime_parse_to_micros_but_not_datetimes(core):
     assert is_timestamp("0000-01-01T00:00:00Z") and timestamp_micros("0000-01-01T00:00:00Z") < 0
     with pytest.raises(TimestampError):
         parse_timestamp("0000-01-01T00:00:00Z")
@@ -73,7 +72,7 @@ def test_years_outside_datetime_parse_to_micros_but_not_datetimes():
         parse_timestamp("9999-12-31T23:00:00-05:00")
 
 
-def test_format_like_to_iso_string():
+def test_format_like_to_iso_string(core):
     assert format_timestamp(datetime(2026, 3, 5, 10, tzinfo=UTC)) == "2026-03-05T10:00:00.000Z"
     assert format_timestamp(datetime(2026, 3, 5, 11, 0, 0, 123999, tzinfo=timezone(timedelta(hours=1)))) == (
         "2026-03-05T10:00:00.123Z"
@@ -93,7 +92,7 @@ aware = st.datetimes(
 
 @PROPERTY
 @given(aware)
-def test_format_then_parse_is_the_instant_to_the_millisecond(dt):
+def test_format_then_parse_is_the_instant_to_the_millisecond(core, dt):
     text = format_timestamp(dt)
     assert is_timestamp(text)
     back = parse_timestamp(text)
@@ -102,7 +101,7 @@ def test_format_then_parse_is_the_instant_to_the_millisecond(dt):
 
 @PROPERTY
 @given(aware, st.sampled_from(["", ".500000", ".123456"]))
-def test_parse_agrees_with_fromisoformat(dt, frac):
+def test_parse_agrees_with_fromisoformat(core, dt, frac):
     offset = dt.isoformat()[-6:]
     text = dt.replace(microsecond=0, tzinfo=None).isoformat() + frac + offset
     assert parse_timestamp(text) == datetime.fromisoformat(text)
@@ -115,7 +114,7 @@ def test_parse_agrees_with_fromisoformat(dt, frac):
     st.sampled_from(["Z", "z", "+00:00", "-00:00", "+14:00", "-12:00", "+05:30", "-09:59"]),
     st.sampled_from(["T", "t"]),
 )
-def test_micros_agree_with_calendar_arithmetic(year, month, day, hour, minute, second, frac, zone, sep):
+def test_micros_agree_with_calendar_arithmetic(core, year, month, day, hour, minute, second, frac, zone, sep):
     import calendar
 
     if day > calendar.monthrange(year or 2000, month)[1] or (year == 0 and month == 2 and day == 29):
@@ -130,7 +129,7 @@ def test_micros_agree_with_calendar_arithmetic(year, month, day, hour, minute, s
     assert timestamp_micros(text) == expected
 
 
-def test_leap_second_only_at_the_last_minute_of_the_utc_day():
+def test_leap_second_only_at_the_last_minute_of_the_utc_day(core):
     assert timestamp_micros("2016-12-31T23:59:60.5Z") == timestamp_micros("2016-12-31T23:59:59.999999Z")
     assert timestamp_micros("2017-01-01T00:59:60+01:00") == timestamp_micros("2016-12-31T23:59:59.999999Z")
     # 23:59:60 UTC of the day before year 0000: still an instant, one microsecond before it.
@@ -139,7 +138,7 @@ def test_leap_second_only_at_the_last_minute_of_the_utc_day():
         assert not is_timestamp(text), text
 
 
-def test_now_forms_agree():
+def test_now_forms_agree(core):
     text = "2026-03-05T10:00:00.25+01:00"
     micros = timestamp_micros(text)
     assert instant_micros(text) == micros
