@@ -18,6 +18,7 @@ same day: ordered after every other instant of that day and before the next day.
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
+from typing import Optional
 
 from . import _core
 from .errors import TimestampError
@@ -41,6 +42,12 @@ def timestamp_micros(text: object) -> int:
     micros = _core.impl.rfc3339_micros(text)
     if micros is None:
         raise TimestampError(_reason(text))
+    return micros
+
+
+def _micros_or_none(text: object) -> Optional[int]:
+    """``timestamp_micros(text)``, or None where it would raise: the core's parse, no exception."""
+    micros: Optional[int] = _core.impl.rfc3339_micros(text)
     return micros
 
 

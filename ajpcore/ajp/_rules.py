@@ -12,8 +12,8 @@ from .._js_date import EXACT as JS_EXACT
 from .._js_date import INVALID as JS_INVALID
 from .._js_date import LOCAL as JS_LOCAL
 from .._js_date import read_date
-from ..errors import InvalidMessage, TimestampError
-from ..timestamps import instant_micros, timestamp_micros
+from ..errors import InvalidMessage
+from ..timestamps import _micros_or_none, instant_micros, timestamp_micros
 from ._messages import _OFFER_SCHEMA, _SCHEME_FOR, JobOffer
 from ._model import _MISSING
 
@@ -261,15 +261,6 @@ def _sdk_expiry(expires_at: Any, now_us: int) -> Tuple[bool, str]:
         if ms - JS_DAY_MS >= now_ms:
             return False, _EXPIRY_AS_JS
     return False, _EXPIRY_NOT_CHECKED
-
-
-def _micros_or_none(value: Any) -> Optional[int]:
-    if type(value) is not str:
-        return None
-    try:
-        return timestamp_micros(value)
-    except TimestampError:
-        return None
 
 
 def _seconds(x: float) -> str:

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional
 
 from .. import _core
-from ..errors import AjpError, TimestampError, ValidationError
-from ..timestamps import instant_micros, timestamp_micros
+from ..errors import AjpError, ValidationError
+from ..timestamps import _micros_or_none, instant_micros
 from ._payload import describe, document_payload, is_nonempty_str, load_key, sign_payload, signature_failure
 
 __all__ = [
@@ -117,13 +117,6 @@ def sign_attestation(attestation: Any, private_key: Any) -> Dict[str, Any]:
     return signed
 
 
-def _timestamp(value: Any) -> Optional[int]:
-    try:
-        return timestamp_micros(value)
-    except TimestampError:
-        return None
-
-
 def verify_attestation(
     attestation: Any,
     issuer_public_key: Any,
@@ -187,8 +180,8 @@ def verify_attestation(
         missing.append("signature")
     if missing:
         return AttestationVerification("invalid", "missing or malformed: " + ", ".join(missing), **facts)
-    issued_us = _timestamp(a.get("issued_at"))
-    until_us = _timestamp(a.get("valid_until"))
+    issued_us = _micros_or_none(a.get("issued_at"))
+    until_us = _micros_or_none(a.get("valid_until"))
     if issued_us is None or until_us is None:
         return AttestationVerification(
             "invalid", "issued_at and valid_until must be RFC 3339 timestamps with an explicit offset", **facts
