@@ -134,11 +134,9 @@ def sign(
     no canonical JSON form.
     """
     if private_key is None and type(body) is dict and (type(secret) is str or type(secret) is bytes) and secret:
-        # The hot path (a non-empty secret, a plain dict), inlined: a few calls matter at 1 KB.
-        if "signature" in body:
-            body = body.copy()
-            del body["signature"]
-        return "sha256:" + _core.impl.hmac_sha256_canonical(body, secret, chunk_size=SIGN_CHUNK_SIZE).hex()
+        # The hot path (a non-empty secret, a plain dict): one core call, which drops `signature` itself.
+        signature: str = _core.impl.hmac_sha256_signature(body, secret, chunk_size=SIGN_CHUNK_SIZE)
+        return signature
     _one_key(secret, private_key, "private_key")
     rest = _unsigned(body)
     if secret is not None:
@@ -253,6 +251,23 @@ def _legacy_bytes(rest: dict[str, Any]) -> Optional[bytes]:
         return None
 
 
+def _hmac_matches(body: object, secret: object) -> bool:
+    """The hot path of an HMAC check: True when ``body`` is a plain dict whose ``signature``
+    is exactly the ``sha256:`` signature of the rest of it under ``secret`` (non-empty str or bytes).
+
+    False decides nothing: ``verify``'s full check then decides and explains (scheme
+    rules, legacy form, errors).  Matching the whole text against the one spelling the
+    tag has (``"sha256:"`` + 64 lowercase hex) is the strict parse and the compare at
+    once (``compare_digest`` takes ASCII text only).
+    """
+    if type(body) is dict and (type(secret) is str or type(secret) is bytes) and secret:
+        signature = body.get("signature")
+        if type(signature) is str and len(signature) == 71 and signature.isascii():
+            mine: str = _core.impl.hmac_sha256_signature(body, secret, chunk_size=SIGN_CHUNK_SIZE)
+            return compare_digest(mine, signature)
+    return False
+
+
 _LEGACY_MESSAGE = (
     "The signature matches only the pre-0.3 AJP signing form (JSON.stringify with a top-level key"
     " allow-list, which leaves nested fields unsigned) and is refused: upgrade your sender to"
@@ -286,19 +301,8 @@ def verify(
     strict policy refuses); EncodeError when ``body`` is not a mapping or has no
     canonical JSON form.
     """
-    if public_key is None and backend is None and type(body) is dict and (type(secret) is str or type(secret) is bytes) and secret:
-        # The hot path (a receiver checking an HMAC-signed body), inlined as in `sign`:
-        # accept only an exact match; anything else falls through to the full check
-        # below, which decides and explains (scheme rules, legacy form, errors).
-        # A match of the whole text against the one spelling the tag has ("sha256:" + 64 lowercase
-        # hex) is the strict parse and the compare at once (compare_digest takes ASCII text only).
-        signature = body.get("signature")
-        if type(signature) is str and len(signature) == 71 and signature.isascii():
-            rest = body.copy()
-            del rest["signature"]
-            tag = _core.impl.hmac_sha256_canonical(rest, secret, chunk_size=SIGN_CHUNK_SIZE)
-            if compare_digest("sha256:" + tag.hex(), signature):
-                return
+    if public_key is None and backend is None and _hmac_matches(body, secret):
+        return
     _one_key(secret, public_key, "public_key")
     if backend is not None and backend not in _BACKENDS:
         raise KeyUsageError(f"unknown Ed25519 backend `{backend}` (expected `cryptography` or `pynacl`)")

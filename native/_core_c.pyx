@@ -13,7 +13,7 @@ JSON paths are built by the same Python helpers the pure twin uses.
 
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
-from cpython.dict cimport PyDict_Next
+from cpython.dict cimport PyDict_Contains, PyDict_Copy, PyDict_DelItem, PyDict_Next
 from cpython.float cimport PyFloat_FromDouble
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.long cimport PyLong_AsLongLongAndOverflow, PyLong_FromLongLong

@@ -133,11 +133,35 @@ cdef class HmacSigner:
             raise BadSignature("HMAC-SHA256 tag does not match")
 
 
-def hmac_sha256_canonical(value, secret, *, chunk_size=65536):
-    """HMAC-SHA256 under ``secret`` of ``canonicalize(value)``, streamed (see ajpcore._core_py)."""
-    cdef tuple states = _hmac_keyed_states(secret)
+cdef bytes _hmac_tag(tuple states, object value, object chunk_size):
     inner = states[0].copy()
     canonicalize_into(value, inner.update, chunk_size=chunk_size)
     outer = states[1].copy()
     outer.update(inner.digest())
     return outer.digest()
+
+
+def hmac_sha256_canonical(value, secret, *, chunk_size=65536):
+    """HMAC-SHA256 under ``secret`` of ``canonicalize(value)``, streamed (see ajpcore._core_py)."""
+    return _hmac_tag(_hmac_keyed_states(secret), value, chunk_size)
+
+
+def hmac_sha256_signature(body, secret, *, chunk_size=65536):
+    """``"sha256:"`` + hex HMAC-SHA256 of ``body`` without its top-level ``signature`` (see ajpcore._core_py)."""
+    cdef tuple states = _hmac_keyed_states(secret)
+    cdef bytes tag
+    cdef const unsigned char* t
+    cdef char text[71]
+    cdef int i
+    if not isinstance(body, dict):
+        raise EncodeError(f"A signed body must be a JSON object, got `{type(body).__qualname__}`", "$")
+    if PyDict_Contains(body, "signature"):
+        body = PyDict_Copy(body)
+        PyDict_DelItem(body, "signature")
+    tag = _hmac_tag(states, body, chunk_size)
+    t = <const unsigned char*>PyBytes_AS_STRING(tag)
+    memcpy(text, b"sha256:", 7)
+    for i in range(_HMAC_TAG_SIZE):
+        text[7 + 2 * i] = _HEX[t[i] >> 4]
+        text[8 + 2 * i] = _HEX[t[i] & 15]
+    return PyUnicode_DecodeUTF8(text, 71, NULL)

@@ -81,7 +81,7 @@ chunk_lists = st.lists(st.binary(max_size=300), max_size=8)
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(key=keys, chunks=chunk_lists)
 def test_matches_hmac_digest(impl, key, chunks):
-    raw_key = key.encode("utf-8", "surrogatepass") if isinstance(key, str) else key
+    raw_key = key.encode("utf-8") if isinstance(key, str) else key
     if isinstance(key, str) and any(0xD800 <= ord(c) <= 0xDFFF for c in key):
         with pytest.raises(KeyFormatError):
             impl.HmacSigner(key)
@@ -231,6 +231,65 @@ def test_hmac_of_canonical_json_refusals_agree(twins, value, secret, chunk_size)
     native, pure = twins
     result = raised(lambda: native.hmac_sha256_canonical(value, secret, chunk_size=chunk_size))
     assert result == raised(lambda: pure.hmac_sha256_canonical(value, secret, chunk_size=chunk_size))
+
+
+class _Body(dict):
+    """A dict subclass whose own ``__contains__``/``copy`` lie: read as the dict it stores."""
+
+    def __contains__(self, key):
+        return False
+
+    def copy(self):
+        return {}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    body=st.dictionaries(st.text(max_size=3), json_values(max_leaves=8, max_size=3), max_size=5),
+    signature=st.one_of(st.none(), st.just("sha256:" + "0" * 64), json_values(max_leaves=3)),
+    key=st.one_of(st.binary(min_size=1, max_size=100), st.text(min_size=1, max_size=20)),
+    chunk=st.integers(1, 200),
+    subclass=st.booleans(),
+)
+def test_hmac_signature_is_sha256_hex_of_the_body_without_signature(impl, body, signature, key, chunk, subclass):
+    if signature is not None:
+        body["signature"] = signature
+    before = dict(body)
+    rest = {k: v for k, v in body.items() if k != "signature"}
+    raw_key = key.encode("utf-8") if isinstance(key, str) else key
+    expected = "sha256:" + hmac.new(raw_key, impl.canonicalize(rest), "sha256").hexdigest()
+    given = _Body(body) if subclass else body
+    assert impl.hmac_sha256_signature(given, key, chunk_size=chunk) == expected
+    assert impl.hmac_sha256_signature(given, key) == expected
+    assert body == before and list(body) == list(before)  # not modified
+
+
+@pytest.mark.parametrize(
+    "body, secret",
+    [
+        ([("signature", "x")], b"k"),
+        ("{}", b"k"),
+        (None, b"k"),
+        ({"a": 1}, 3.5),
+        ([1], 3.5),
+        ({"signature": "x", "a": float("nan")}, b"k"),
+        ({"signature": "x", 1: "a non-str name"}, b"k"),
+        ({"a": {"signature": float("inf")}}, b"k"),
+        ({"a": 1}, "\ud800"),
+    ],
+)
+def test_hmac_signature_refusals_agree(twins, body, secret):
+    native, pure = twins
+    result = raised(lambda: native.hmac_sha256_signature(body, secret))
+    assert result == raised(lambda: pure.hmac_sha256_signature(body, secret))
+
+
+def test_hmac_signature_ignores_only_a_top_level_signature(impl):
+    nested = {"a": {"signature": "x"}, "signature": "y"}
+    tag = hmac.new(b"k", b'{"a":{"signature":"x"}}', "sha256").hexdigest()
+    assert impl.hmac_sha256_signature(nested, b"k") == "sha256:" + tag
+    # A member named `signature` of any value is dropped: the tag covers the rest.
+    assert impl.hmac_sha256_signature({"signature": [1, {"b": 2}]}, b"k") == "sha256:" + hmac.new(b"k", b"{}", "sha256").hexdigest()
 
 
 def test_cache_can_be_disabled(impl, monkeypatch):

@@ -8,7 +8,7 @@ same name in ``native/``:
 - ``canonical_strings``  string escaping and member-name order (RFC 8785 §3.2.2.2, §3.2.3)
 - ``canonical_writer``   ``canonicalize``, ``canonicalize_into`` (RFC 8785)
 - ``decoder``            ``decode``: strict RFC 8259 + I-JSON (RFC 7493)
-- ``hmac_sink``          ``HmacSigner``, ``hmac_sha256_canonical`` (RFC 2104)
+- ``hmac_sink``          ``HmacSigner``, ``hmac_sha256_canonical``, ``hmac_sha256_signature`` (RFC 2104)
 - ``ed25519_checks``     Ed25519 byte-level key and signature checks (RFC 8032)
 - ``rfc3339``            strict RFC 3339 ``date-time`` to microseconds (section 5.6)
 
@@ -35,7 +35,7 @@ from .decoder import _noncharacter_reason as _noncharacter_reason
 from .decoder import _Refusal as _Refusal
 from .decoder import _StrictParser as _StrictParser
 from .decoder import _surrogate_reason as _surrogate_reason
-from .hmac_sink import HmacSigner, clear_hmac_cache, hmac_sha256_canonical
+from .hmac_sink import HmacSigner, clear_hmac_cache, hmac_sha256_canonical, hmac_sha256_signature
 from .ed25519_checks import ed25519_check_public_key, ed25519_check_signature
 from .rfc3339 import rfc3339_micros
 
@@ -55,6 +55,7 @@ __all__ = [
     "clear_hmac_cache",
     "HmacSigner",
     "hmac_sha256_canonical",
+    "hmac_sha256_signature",
     "ed25519_check_public_key",
     "ed25519_check_signature",
     "rfc3339_micros",

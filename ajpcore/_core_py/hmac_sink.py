@@ -8,7 +8,7 @@ from hashlib import sha256 as _sha256
 from hmac import compare_digest as _compare_digest
 from typing import Any, Dict, Tuple
 
-from ..errors import BadSignature, KeyFormatError, KeyUsageError, SignerFinalized
+from ..errors import BadSignature, EncodeError, KeyFormatError, KeyUsageError, SignerFinalized
 from .canonical_writer import _type_name, canonicalize_into
 
 
@@ -163,6 +163,16 @@ class HmacSigner:
             raise BadSignature("HMAC-SHA256 tag does not match")
 
 
+def _hmac_tag(states: Tuple[Any, Any], value: Any, chunk_size: Any) -> bytes:
+    """The HMAC-SHA256 tag of ``canonicalize(value)`` under the keyed ``states``, streamed."""
+    inner = states[0].copy()
+    canonicalize_into(value, inner.update, chunk_size=chunk_size)
+    outer = states[1].copy()
+    outer.update(inner.digest())
+    tag: bytes = outer.digest()
+    return tag
+
+
 def hmac_sha256_canonical(value: Any, secret: Any, *, chunk_size: int = 65536) -> bytes:
     """HMAC-SHA256 under ``secret`` of ``canonicalize(value)``, streamed: the 32-byte tag.
 
@@ -171,10 +181,22 @@ def hmac_sha256_canonical(value: Any, secret: Any, *, chunk_size: int = 65536) -
     ``hmac.digest(secret, canonicalize(value), "sha256")`` in O(chunk_size)
     memory.  Raises what ``HmacSigner(secret)`` and ``canonicalize_into`` raise.
     """
-    inner, outer = _hmac_keyed_states(secret)
-    inner = inner.copy()
-    canonicalize_into(value, inner.update, chunk_size=chunk_size)
-    outer = outer.copy()
-    outer.update(inner.digest())
-    tag: bytes = outer.digest()
-    return tag
+    return _hmac_tag(_hmac_keyed_states(secret), value, chunk_size)
+
+
+def hmac_sha256_signature(body: Any, secret: Any, *, chunk_size: int = 65536) -> str:
+    """The ``sha256:`` signature text of the JSON object ``body`` under ``secret``.
+
+    ``"sha256:"`` + 64 lowercase hex digits of ``hmac_sha256_canonical`` over
+    ``body`` without its top-level ``signature`` member (``body`` itself is not
+    modified): what ``ajpcore.signing.sign`` returns for a dict, in one call.
+    A ``dict`` subclass is read as the ``dict`` it stores.  Raises what
+    ``hmac_sha256_canonical`` raises, and ``EncodeError`` when ``body`` is not a ``dict``.
+    """
+    states = _hmac_keyed_states(secret)
+    if not isinstance(body, dict):
+        raise EncodeError(f"A signed body must be a JSON object, got `{_type_name(body)}`", "$")
+    if dict.__contains__(body, "signature"):
+        body = dict.copy(body)
+        del body["signature"]
+    return "sha256:" + _hmac_tag(states, body, chunk_size).hex()

@@ -11,7 +11,7 @@ from typing import Any, Dict, List, Literal, Optional, Union, overload
 
 from .._schema import compile_schema
 from ..errors import BadSignature, InvalidMessage, LegacySignature, SignatureError
-from ..signing import parse_signature, sign, verify
+from ..signing import _hmac_matches, parse_signature, sign, verify
 from .._envelope import Envelope, member
 from ._model import _part_schema, _schema
 from ._subset import SignedSubset
@@ -123,6 +123,9 @@ class JobOffer(Envelope):
         HTTP 401) or a key error.
         """
         raw = self._raw
+        if public_key is None and backend is None and (any_scheme or raw["from"]["type"] == "human"):
+            if _hmac_matches(raw, secret):  # the hot path: an exact `sha256:` match from a human sender
+                return
         if not any_scheme:
             signature = raw.get("signature")
             sender_type = raw["from"]["type"]
