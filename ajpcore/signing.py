@@ -135,8 +135,8 @@ def sign(
     """
     if private_key is None and type(body) is dict and (type(secret) is str or type(secret) is bytes) and secret:
         # The hot path (a non-empty secret, a plain dict): one core call, which drops `signature` itself.
-        signature: str = _core.impl.hmac_sha256_signature(body, secret, chunk_size=SIGN_CHUNK_SIZE)
-        return signature
+        text: str = _core.impl.hmac_sha256_signature(body, secret, chunk_size=SIGN_CHUNK_SIZE)
+        return text
     _one_key(secret, private_key, "private_key")
     rest = _unsigned(body)
     if secret is not None:
