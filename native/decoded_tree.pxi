@@ -121,14 +121,20 @@ cdef extern from *:
 
 cdef enum:
     _LINEAR_NAMES = 12   # an object's names compared one by one up to this many
+    _TREE_INLINE = 64    # members and frames held inside the OpenTree until they outgrow it:
+    _FRAMES_INLINE = 16  # a small document allocates no stacks at all
 
 
 cdef struct Frame:
     Py_ssize_t base      # index in vals of the container's first element (or first name)
     PyObject* seen       # objects past _LINEAR_NAMES names: a dict of those names (strong), else NULL
+    unsigned long long names  # bit (hash & 63) of each of its names so far (see parse_key)
     bint is_object
 
 
+# An OpenTree lives on the C stack of one decode call (~1.4 KB, its first stacks inline),
+# so it needs no allocation for small documents and is private to that call, whatever
+# other threads or a re-entrant decode do.  It never moves while in use.
 cdef struct OpenTree:
     PyObject** vals      # strong references: the members of the open containers, outermost first
     Py_hash_t* hashes    # hashes[k]: the hash of the member name vals[k] (duplicate checks)
@@ -137,16 +143,19 @@ cdef struct OpenTree:
     Frame* frames        # the open containers, outermost first
     Py_ssize_t depth
     Py_ssize_t cap_frames
+    PyObject* vals_inline[_TREE_INLINE]
+    Py_hash_t hashes_inline[_TREE_INLINE]
+    Frame frames_inline[_FRAMES_INLINE]
 
 
 cdef void _tree_init(OpenTree* t) noexcept:
-    t.vals = NULL
-    t.hashes = NULL
+    t.vals = t.vals_inline
+    t.hashes = t.hashes_inline
     t.n = 0
-    t.cap = 0
-    t.frames = NULL
+    t.cap = _TREE_INLINE
+    t.frames = t.frames_inline
     t.depth = 0
-    t.cap_frames = 0
+    t.cap_frames = _FRAMES_INLINE
 
 
 cdef void _tree_clear(OpenTree* t) noexcept:
@@ -163,24 +172,34 @@ cdef void _tree_clear(OpenTree* t) noexcept:
         t.frames[k].seen = NULL
         Py_XDECREF(o)
     t.depth = 0
-    PyMem_Free(t.vals)
-    PyMem_Free(t.hashes)
-    PyMem_Free(t.frames)
-    t.vals = NULL
-    t.hashes = NULL
-    t.frames = NULL
-    t.cap = 0
-    t.cap_frames = 0
+    if t.vals != t.vals_inline:
+        PyMem_Free(t.vals)
+    if t.hashes != t.hashes_inline:
+        PyMem_Free(t.hashes)
+    if t.frames != t.frames_inline:
+        PyMem_Free(t.frames)
+    _tree_init(t)
+
+
+cdef void* _grown(void* old, void* inline_buf, Py_ssize_t used, Py_ssize_t size) noexcept:
+    """``old`` (the inline buffer or a heap one) resized to ``size`` bytes, its first ``used`` kept; NULL if out of memory."""
+    cdef void* grown
+    if old != inline_buf:
+        return PyMem_Realloc(old, size)
+    grown = PyMem_Malloc(size)
+    if grown != NULL:
+        memcpy(grown, old, used)
+    return grown
 
 
 cdef int _tree_grow(OpenTree* t) except -1:
     cdef Py_ssize_t cap = t.cap * 2 + 64
-    cdef PyObject** grown = <PyObject**>PyMem_Realloc(t.vals, cap * sizeof(PyObject*))
+    cdef PyObject** grown = <PyObject**>_grown(t.vals, t.vals_inline, t.n * sizeof(PyObject*), cap * sizeof(PyObject*))
     cdef Py_hash_t* grown_hashes
     if grown == NULL:
         raise MemoryError()
     t.vals = grown
-    grown_hashes = <Py_hash_t*>PyMem_Realloc(t.hashes, cap * sizeof(Py_hash_t))
+    grown_hashes = <Py_hash_t*>_grown(t.hashes, t.hashes_inline, t.n * sizeof(Py_hash_t), cap * sizeof(Py_hash_t))
     if grown_hashes == NULL:
         raise MemoryError()
     t.hashes = grown_hashes
@@ -203,13 +222,14 @@ cdef int _tree_open(OpenTree* t, bint is_object) except -1:
     cdef Frame* grown
     if t.depth == t.cap_frames:
         cap = t.cap_frames * 2 + 16
-        grown = <Frame*>PyMem_Realloc(t.frames, cap * sizeof(Frame))
+        grown = <Frame*>_grown(t.frames, t.frames_inline, t.depth * sizeof(Frame), cap * sizeof(Frame))
         if grown == NULL:
             raise MemoryError()
         t.frames = grown
         t.cap_frames = cap
     t.frames[t.depth].base = t.n
     t.frames[t.depth].seen = NULL
+    t.frames[t.depth].names = 0
     t.frames[t.depth].is_object = is_object
     t.depth += 1
     return 0
