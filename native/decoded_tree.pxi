@@ -117,7 +117,13 @@ cdef extern from *:
     /* A dict with room for n members (CPython's own presizing, in cpython/dictobject.h on 3.10-3.13). */
     #define ajp_dict_presized(n) _PyDict_NewPresized(n)
     """
-    object _dict_presized "ajp_dict_presized" (Py_ssize_t n)
+    # New references as PyObject*: the decoder hands each one on (to the tree, to its container).
+    PyObject* _dict_presized "ajp_dict_presized" (Py_ssize_t n) except NULL
+    PyObject* _dict_new "PyDict_New" () except NULL
+    PyObject* _list_new "PyList_New" (Py_ssize_t size) except NULL
+    int _dict_set_item "PyDict_SetItem" (PyObject* d, PyObject* k, PyObject* v)  # -1 with an exception
+    void _xdecref "Py_XDECREF" (PyObject* o)
+    void _list_set_item "PyList_SET_ITEM" (PyObject* l, Py_ssize_t k, PyObject* v)  # steals v
 
 cdef enum:
     _LINEAR_NAMES = 12   # an object's names compared one by one up to this many
@@ -207,17 +213,21 @@ cdef int _tree_grow(OpenTree* t) except -1:
     return 0
 
 
-cdef inline int _tree_push(OpenTree* t, object v) except -1:
-    """A member of the innermost open container (or an object's member name) is complete."""
+cdef inline int _tree_push(OpenTree* t, PyObject* v) except -1:
+    """A member of the innermost open container is complete: the tree takes over the
+    reference ``v`` (and drops it if it cannot grow)."""
     if t.n == t.cap:
-        _tree_grow(t)
-    Py_INCREF(v)
-    t.vals[t.n] = <PyObject*>v
+        try:
+            _tree_grow(t)
+        except MemoryError:
+            _decref(v)
+            raise
+    t.vals[t.n] = v
     t.n += 1
     return 0
 
 
-cdef int _tree_open(OpenTree* t, bint is_object) except -1:
+cdef inline int _tree_open(OpenTree* t, bint is_object) except -1:
     cdef Py_ssize_t cap
     cdef Frame* grown
     if t.depth == t.cap_frames:
@@ -235,30 +245,44 @@ cdef int _tree_open(OpenTree* t, bint is_object) except -1:
     return 0
 
 
-cdef object _tree_close(OpenTree* t, Settled* s):
-    """Build the innermost open container from its members, and drop it and them from the stacks."""
+cdef PyObject* _tree_close(OpenTree* t, Settled* s) except NULL:
+    """Build the innermost open container from its members, and drop it and them from the
+    stacks; a new reference."""
     cdef Frame* f = &t.frames[t.depth - 1]
     cdef Py_ssize_t base = f.base, count = t.n - base, k
     cdef PyObject** v = t.vals + base
     cdef PyObject* seen = f.seen
-    cdef object container
+    cdef PyObject* container
     if not f.is_object:
-        container = PyList_New(count)
+        container = _list_new(count)
         for k in range(count):
-            PyList_SET_ITEM_raw(container, k, v[k])  # steals the stack's reference
+            _list_set_item(container, k, v[k])  # steals the stack's reference
         t.n = base
     else:
         container = _dict_presized(count >> 1)
         for k in range(0, count, 2):
-            PyDict_SetItem(container, <object>v[k], <object>v[k + 1])
+            if _dict_set_item(container, v[k], v[k + 1]) < 0:
+                _decref(container)  # the members stay on the stack, for _tree_clear
+                return NULL
         t.n = base
         for k in range(count):
-            Py_DECREF(<object>v[k])
+            _decref(v[k])
         f.seen = NULL
-        Py_XDECREF(seen)
+        _xdecref(seen)
     t.depth -= 1
-    _settle(s, container)
+    if s.on:
+        _settle_owned(s, container)
     return container
+
+
+cdef int _settle_owned(Settled* s, PyObject* container) except -1:
+    """``_settle`` of a container only the caller's reference holds (dropped if that fails)."""
+    try:
+        _settle(s, <object>container)
+    except MemoryError:
+        _decref(container)
+        raise
+    return 0
 
 
 cdef list _tree_path(OpenTree* t):

@@ -17,6 +17,8 @@ from ajpcore._core_py import (  # the error texts and the big-int rule are share
 
 cdef extern from "Python.h":
     object PyUnicode_New(Py_ssize_t size, Py_UCS4 maxchar)
+    PyObject* _unicode_new "PyUnicode_New" (Py_ssize_t size, Py_UCS4 maxchar) except NULL  # new references
+    PyObject* _long_from_long_long "PyLong_FromLongLong" (long long v) except NULL
     void* PyUnicode_1BYTE_DATA(object o)
     const char* PyUnicode_AsUTF8AndSize(object o, Py_ssize_t* size) except NULL
     double PyOS_string_to_double(const char* s, char** endptr, PyObject* overflow_exception) except? -1.0
@@ -195,13 +197,19 @@ cdef inline Py_ssize_t _skip_ws(const unsigned char* p, Py_ssize_t i, Py_ssize_t
     return i
 
 
+cdef inline PyObject* _own(object o) noexcept:
+    """A new reference to ``o``, as a PyObject*."""
+    _incref(<PyObject*>o)
+    return <PyObject*>o
+
+
 cdef object _parse(Parser* self):
     cdef const unsigned char* p = self.p
     cdef Py_ssize_t n = self.n
     cdef Py_ssize_t i = 0
     cdef unsigned char c
-    cdef str expect = "expected a value"
-    cdef object value
+    cdef bint array_opened = False  # the value may also be the `]` of an array just opened
+    cdef PyObject* v = NULL  # the value just read: a new reference, until the tree or the caller takes it
     cdef OpenTree* t = &self.tree
     if n >= 3 and p[0] == 0xEF and p[1] == 0xBB and p[2] == 0xBF:
         # RFC 8259 §8.1: implementations MUST NOT add a byte order mark.
@@ -213,55 +221,59 @@ cdef object _parse(Parser* self):
             _eof(self)
         c = p[i]
         if c == 0x22:
-            value = _parse_string(self, i)
+            v = _parse_string(self, i)
             i = self.i
         elif c == 0x7B:
             if t.depth >= self.max_depth:
                 _fail(self, f"nesting deeper than {<object>self.max_depth_shown}", i)
             i = _skip_ws(p, i + 1, n)
             if i < n and p[i] == 0x7D:
-                value = {}
+                v = _dict_new()
                 i += 1
             else:
                 _tree_open(t, True)
                 i = _parse_key(self, i, "expected a member name or `}`")
-                expect = "expected a value"
+                array_opened = False
                 continue
         elif c == 0x5B:
             if t.depth >= self.max_depth:
                 _fail(self, f"nesting deeper than {<object>self.max_depth_shown}", i)
             i = _skip_ws(p, i + 1, n)
             if i < n and p[i] == 0x5D:
-                value = []
-                _settle(&self.settled, value)
+                v = _list_new(0)
+                if self.settled.on:
+                    _settle_owned(&self.settled, v)
                 i += 1
             else:
                 _tree_open(t, False)
-                expect = "expected a value or `]`"
+                array_opened = True
                 continue
         elif c == 0x2D or 0x30 <= c <= 0x39:
-            value = _parse_number(self, i)
+            v = _parse_number(self, i)
             i = self.i
         elif c == 0x74:
             i = _parse_literal(self, i, b"true", 4)
-            value = True
+            v = _own(True)
         elif c == 0x66:
             i = _parse_literal(self, i, b"false", 5)
-            value = False
+            v = _own(False)
         elif c == 0x6E:
             i = _parse_literal(self, i, b"null", 4)
-            value = None
+            v = _own(None)
         else:
-            _fail(self, expect, i)
+            _fail(self, "expected a value or `]`" if array_opened else "expected a value", i)
         # The value is complete: hand it to its container, close what ends here.
         while True:
             if t.depth == 0:
                 i = _skip_ws(p, i, n)
                 if i != n:
+                    _decref(v)
                     _fail(self, "trailing data after the document", i)
                 _settled_release(&self.settled)
+                value = <object>v
+                _decref(v)
                 return value
-            _tree_push(t, value)
+            _tree_push(t, v)
             i = _skip_ws(p, i, n)
             if i >= n:
                 _eof(self)
@@ -269,20 +281,20 @@ cdef object _parse(Parser* self):
             if not t.frames[t.depth - 1].is_object:
                 if c == 0x2C:
                     i += 1
-                    expect = "expected a value"
+                    array_opened = False
                     break
                 if c == 0x5D:
                     i += 1
-                    value = _tree_close(t, &self.settled)
+                    v = _tree_close(t, &self.settled)
                     continue
                 _fail(self, "expected `,` or `]`", i)
             if c == 0x2C:
                 i = _parse_key(self, i + 1, "expected a member name")
-                expect = "expected a value"
+                array_opened = False
                 break
             if c == 0x7D:
                 i += 1
-                value = _tree_close(t, &self.settled)
+                v = _tree_close(t, &self.settled)
                 continue
             _fail(self, "expected `,` or `}`", i)
 
@@ -370,20 +382,20 @@ cdef int _string_error(Parser* self, int status, ajpcore_str_scan* r) except -1:
         return _fail(self, _surrogate_reason(PyBytes_FromStringAndSize(<const char*>self.p + at, 6)), at)
     return _fail(self, _noncharacter_reason(<long>r.cp), at)
 
-cdef inline object _parse_string(Parser* self, Py_ssize_t start):
-    """Read the string whose opening quote is at ``start``; leave ``self.i`` after it."""
+cdef inline PyObject* _parse_string(Parser* self, Py_ssize_t start) except NULL:
+    """Read the string whose opening quote is at ``start`` (a new reference); leave ``self.i`` after it."""
     cdef const unsigned char* p = self.p
     cdef Py_ssize_t i = _scan_plain(p, start + 1, self.n)
     cdef Py_ssize_t size
-    cdef object s
+    cdef PyObject* s
     if i < self.n and p[i] == 0x22:
         # The common case: plain ASCII, no escapes.
         size = i - start - 1
         self.i = i + 1
-        s = PyUnicode_New(size, 127)
-        memcpy(_ascii_data(<PyObject*>s), p + start + 1, size)
+        s = _unicode_new(size, 127)
+        memcpy(_ascii_data(s), p + start + 1, size)
         return s
-    return _parse_text(self, start, i)
+    return _own(_parse_text(self, start, i))
 
 cdef object _parse_text(Parser* self, Py_ssize_t start, Py_ssize_t i):
     """The rest of ``parse_string`` from ``i``, its first byte that is not plain ASCII."""
@@ -409,15 +421,15 @@ cdef object _parse_text(Parser* self, Py_ssize_t start, Py_ssize_t i):
         _fill_ucs4(p + start + 1, p + r.end, PyUnicode_DATA(s))
     return s
 
-cdef inline object _parse_number(Parser* self, Py_ssize_t start):
-    """Read the number at ``start`` (RFC 8259 §6); leave ``self.i`` after it."""
+cdef inline PyObject* _parse_number(Parser* self, Py_ssize_t start) except NULL:
+    """Read the number at ``start`` (RFC 8259 §6; a new reference); leave ``self.i`` after it."""
     cdef long long v
     cdef Py_ssize_t end = _scan_small_int(self.p, start, self.n, &v)
     if end >= 0:
         # The usual int (at most 15 digits): read in one pass, what parse_any_number gives.
         self.i = end
-        return PyLong_FromLongLong(v)
-    return _parse_any_number(self, start)
+        return _long_from_long_long(v)
+    return _own(_parse_any_number(self, start))
 
 cdef object _parse_any_number(Parser* self, Py_ssize_t start):
     """``parse_number`` of every other number, and the refusals."""
