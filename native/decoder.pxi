@@ -19,6 +19,7 @@ cdef extern from "Python.h":
     object PyUnicode_New(Py_ssize_t size, Py_UCS4 maxchar)
     PyObject* _unicode_new "PyUnicode_New" (Py_ssize_t size, Py_UCS4 maxchar) except NULL  # new references
     PyObject* _long_from_long_long "PyLong_FromLongLong" (long long v) except NULL
+    PyObject* _float_from_double "PyFloat_FromDouble" (double v) except NULL
     void* PyUnicode_1BYTE_DATA(object o)
     const char* PyUnicode_AsUTF8AndSize(object o, Py_ssize_t* size) except NULL
     double PyOS_string_to_double(const char* s, char** endptr, PyObject* overflow_exception) except? -1.0
@@ -61,7 +62,7 @@ cdef extern from "decoder_scan.h":
     int _parse_double "ajpcore_parse_double" (const unsigned char* p, Py_ssize_t i, Py_ssize_t end, double* out) nogil
     Py_ssize_t _scan_name "ajpcore_scan_name" (const unsigned char* p, Py_ssize_t i, Py_ssize_t n, unsigned long long* h) nogil
     bint _same_bytes "ajpcore_same_bytes" (const unsigned char* a, const unsigned char* b, Py_ssize_t n) nogil
-    Py_ssize_t _scan_small_int "ajpcore_scan_small_int" (const unsigned char* p, Py_ssize_t i, Py_ssize_t n, long long* out) nogil
+    Py_ssize_t _scan_small_number "ajpcore_scan_small_number" (const unsigned char* p, Py_ssize_t i, Py_ssize_t n, long long* out, double* fout, int* is_float) nogil
     bint _literal_at "ajpcore_literal_at" (const unsigned char* p, const char* word, Py_ssize_t size) nogil
 
 
@@ -115,6 +116,7 @@ cdef struct KeyEntry:
     PyObject* name          # strong reference, or NULL
     unsigned long long h    # ajpcore_scan_name's hash of its bytes
     Py_hash_t hash          # hash(name)
+    Py_ssize_t size         # len(name), or -1
 
 cdef KeyEntry _key_cache[_KEY_CACHE_SIZE]
 
@@ -125,6 +127,7 @@ cdef void _init_key_cache():
         _key_cache[k].name = NULL
         _key_cache[k].h = 0
         _key_cache[k].hash = -1
+        _key_cache[k].size = -1
 
 
 _init_key_cache()
@@ -148,8 +151,7 @@ cdef PyObject* _ascii_key(const unsigned char* p, Py_ssize_t size, unsigned long
     cdef Py_hash_t pyhash
     if size <= _KEY_CACHE_MAX_LEN:
         e = &_key_cache[(h ^ (h >> 29)) & (_KEY_CACHE_SIZE - 1)]
-        if (e.name != NULL and e.h == h and PyUnicode_GET_LENGTH(<object>e.name) == size
-                and _same_bytes(_ascii_data(e.name), p, size)):
+        if e.h == h and e.size == size and _same_bytes(_ascii_data(e.name), p, size):
             hash_out[0] = e.hash
             _incref(e.name)
             return e.name
@@ -163,6 +165,7 @@ cdef PyObject* _ascii_key(const unsigned char* p, Py_ssize_t size, unsigned long
         e.name = <PyObject*>s
         e.h = h
         e.hash = pyhash
+        e.size = size
         Py_XDECREF(old)
     _incref(<PyObject*>s)
     return <PyObject*>s
@@ -424,10 +427,15 @@ cdef object _parse_text(Parser* self, Py_ssize_t start, Py_ssize_t i):
 cdef inline PyObject* _parse_number(Parser* self, Py_ssize_t start) except NULL:
     """Read the number at ``start`` (RFC 8259 §6; a new reference); leave ``self.i`` after it."""
     cdef long long v
-    cdef Py_ssize_t end = _scan_small_int(self.p, start, self.n, &v)
+    cdef double x
+    cdef int is_float = 0
+    cdef Py_ssize_t end = _scan_small_number(self.p, start, self.n, &v, &x, &is_float)
     if end >= 0:
-        # The usual int (at most 15 digits): read in one pass, what parse_any_number gives.
+        # The usual int or plain fraction (at most 15 digits): read in one pass, what
+        # parse_any_number gives.
         self.i = end
+        if is_float:
+            return _float_from_double(x)
         return _long_from_long_long(v)
     return _own(_parse_any_number(self, start))
 

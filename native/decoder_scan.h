@@ -577,11 +577,16 @@ static int ajpcore_parse_double(const unsigned char *p, Py_ssize_t i, Py_ssize_t
 
 #endif  /* AJPCORE_DECODER_SCAN_H */
 
-/* A plain int at p[i..n) ("0", or 1-9 then at most 14 more digits, either after a '-') that
-   no fraction, exponent or further digit follows: its value (below 2^53) into *out and the
-   position after it; else -1, and the full number reader decides (errors included). */
-static inline Py_ssize_t ajpcore_scan_small_int(const unsigned char *p, Py_ssize_t i, Py_ssize_t n, long long *out) {
-    Py_ssize_t first;
+/* A number at p[i..n) whose int part is "0" or 1-9 then at most 14 more digits (either
+   after a '-'): an int that no fraction, exponent or further digit follows, its value
+   (below 2^53) into *out; or, with a fraction and/or exponent the JSON grammar accepts,
+   float(text) into *fout (*is_float = 1): w / 10^k for at most 15 digits and no exponent
+   (one correctly rounded division of two exact doubles), else ajpcore_parse_double.
+   Returns the position after it; else -1, and the full number reader decides (errors,
+   longer ints and undecided doubles included). */
+static inline Py_ssize_t ajpcore_scan_small_number(const unsigned char *p, Py_ssize_t i, Py_ssize_t n, long long *out,
+                                                   double *fout, int *is_float) {
+    Py_ssize_t start = i, first, frac;
     int negative = 0;
     long long v;
     if (p[i] == '-') {
@@ -597,8 +602,33 @@ static inline Py_ssize_t ajpcore_scan_small_int(const unsigned char *p, Py_ssize
             v = v * 10 + (p[i++] - '0');
         }
     }
-    if (i < n && (p[i] == '.' || p[i] == 'e' || p[i] == 'E' || (unsigned)(p[i] - '0') <= 9u)) return -1;
-    *out = negative ? -v : v;
+    if (i >= n || (p[i] != '.' && (p[i] | 0x20) != 'e')) {
+        if (i < n && (unsigned)(p[i] - '0') <= 9u) return -1;  /* a leading zero */
+        *out = negative ? -v : v;
+        return i;
+    }
+    if (p[i] == '.') {
+        frac = ++i;
+        while (i < n && (unsigned)(p[i] - '0') <= 9u && i - first < 16) /* 15 digits, and the '.' */
+            v = v * 10 + (p[i++] - '0');
+        if (i == frac) return -1;  /* no digit after the '.' */
+        if (i >= n || ((unsigned)(p[i] - '0') > 9u && (p[i] | 0x20) != 'e')) {
+            double d = (double)v / ajpcore_exact_pow10[i - frac];
+            *fout = negative ? -d : d;
+            *is_float = 1;
+            return i;
+        }
+        while (i < n && (unsigned)(p[i] - '0') <= 9u)
+            i++;
+    }
+    if (i < n && (p[i] | 0x20) == 'e') {
+        if (++i < n && (p[i] == '+' || p[i] == '-')) i++;
+        if (i >= n || (unsigned)(p[i] - '0') > 9u) return -1;  /* no exponent digit */
+        while (i < n && (unsigned)(p[i] - '0') <= 9u)
+            i++;
+    }
+    if (!ajpcore_parse_double(p, start, i, fout)) return -1;
+    *is_float = 1;
     return i;
 }
 
