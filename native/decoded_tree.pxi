@@ -217,13 +217,19 @@ cdef inline int _tree_push(OpenTree* t, PyObject* v) except -1:
     """A member of the innermost open container is complete: the tree takes over the
     reference ``v`` (and drops it if it cannot grow)."""
     if t.n == t.cap:
-        try:
-            _tree_grow(t)
-        except MemoryError:
-            _decref(v)
-            raise
+        _tree_grow_for(t, v)
     t.vals[t.n] = v
     t.n += 1
+    return 0
+
+
+cdef int _tree_grow_for(OpenTree* t, PyObject* v) except -1:
+    """``_tree_grow`` for the pending member ``v``, dropped if that fails."""
+    try:
+        _tree_grow(t)
+    except MemoryError:
+        _decref(v)
+        raise
     return 0
 
 
