@@ -212,6 +212,7 @@ cdef object _parse(Parser* self):
     cdef Py_ssize_t i = 0
     cdef unsigned char c
     cdef bint array_opened = False  # the value may also be the `]` of an array just opened
+    cdef int inner = 0  # the innermost open container: 0 none, 1 an array, 2 an object
     cdef PyObject* v = NULL  # the value just read: a new reference, until the tree or the caller takes it
     cdef OpenTree* t = &self.tree
     if n >= 3 and p[0] == 0xEF and p[1] == 0xBB and p[2] == 0xBF:
@@ -235,6 +236,7 @@ cdef object _parse(Parser* self):
                 i += 1
             else:
                 _tree_open(t, True)
+                inner = 2
                 i = _parse_key(self, i, "expected a member name or `}`")
                 array_opened = False
                 continue
@@ -249,6 +251,7 @@ cdef object _parse(Parser* self):
                 i += 1
             else:
                 _tree_open(t, False)
+                inner = 1
                 array_opened = True
                 continue
         elif c == 0x2D or 0x30 <= c <= 0x39:
@@ -267,7 +270,7 @@ cdef object _parse(Parser* self):
             _fail(self, "expected a value or `]`" if array_opened else "expected a value", i)
         # The value is complete: hand it to its container, close what ends here.
         while True:
-            if t.depth == 0:
+            if inner == 0:
                 i = _skip_ws(p, i, n)
                 if i != n:
                     _decref(v)
@@ -281,7 +284,7 @@ cdef object _parse(Parser* self):
             if i >= n:
                 _eof(self)
             c = p[i]
-            if not t.frames[t.depth - 1].is_object:
+            if inner == 1:
                 if c == 0x2C:
                     i += 1
                     array_opened = False
@@ -289,6 +292,7 @@ cdef object _parse(Parser* self):
                 if c == 0x5D:
                     i += 1
                     v = _tree_close(t, &self.settled)
+                    inner = 0 if t.depth == 0 else 2 if t.frames[t.depth - 1].is_object else 1
                     continue
                 _fail(self, "expected `,` or `]`", i)
             if c == 0x2C:
@@ -298,6 +302,7 @@ cdef object _parse(Parser* self):
             if c == 0x7D:
                 i += 1
                 v = _tree_close(t, &self.settled)
+                inner = 0 if t.depth == 0 else 2 if t.frames[t.depth - 1].is_object else 1
                 continue
             _fail(self, "expected `,` or `}`", i)
 
@@ -326,11 +331,8 @@ cdef Py_ssize_t _parse_key(Parser* self, Py_ssize_t i, str expect) except -1:
         key = _ascii_key(p + start + 1, i - start - 1, name_hash, &h)
         i += 1
     else:
-        text = _parse_text(self, start, i)
+        key = _text_key(self, start, i, &h)
         i = self.i
-        h = PyObject_Hash(text) if not self.allow_duplicate_keys else -1
-        key = <PyObject*>text
-        _incref(key)
     # RFC 7493 §2.3: member names MUST be unique (compared after unescaping).
     t.vals[t.n] = key
     t.hashes[t.n] = h
@@ -356,6 +358,14 @@ cdef Py_ssize_t _parse_key(Parser* self, Py_ssize_t i, str expect) except -1:
     if p[i] != 0x3A:
         _fail(self, "expected `:`", i)
     return i + 1
+
+
+cdef PyObject* _text_key(Parser* self, Py_ssize_t start, Py_ssize_t i, Py_hash_t* hash_out) except NULL:
+    """A member name with escapes or non-ASCII text (``_parse_text``), as a new reference;
+    ``hash_out`` receives its hash when duplicates are checked."""
+    text = _parse_text(self, start, i)
+    hash_out[0] = PyObject_Hash(text) if not self.allow_duplicate_keys else -1
+    return _own(text)
 
 
 cdef Py_ssize_t _parse_literal(Parser* self, Py_ssize_t i, const char* word, Py_ssize_t size) except -1:
