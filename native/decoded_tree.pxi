@@ -266,13 +266,15 @@ cdef PyObject* _tree_close(OpenTree* t, Settled* s) except NULL:
         t.n = base
     else:
         container = _dict_presized(count >> 1)
+        t.n = base  # the members leave the stack: each pair is dropped once the dict has it
         for k in range(0, count, 2):
             if _dict_set_item(container, v[k], v[k + 1]) < 0:
-                _decref(container)  # the members stay on the stack, for _tree_clear
+                for k in range(k, count):  # the pairs the dict does not have
+                    _decref(v[k])
+                _decref(container)
                 return NULL
-        t.n = base
-        for k in range(count):
             _decref(v[k])
+            _decref(v[k + 1])
         f.seen = NULL
         _xdecref(seen)
     t.depth -= 1
