@@ -55,13 +55,15 @@ cdef extern from "decoder_scan.h":
     void _fill_ucs1 "ajpcore_fill_ucs1" (const unsigned char* p, const unsigned char* end, void* o) nogil
     void _fill_ucs2 "ajpcore_fill_ucs2" (const unsigned char* p, const unsigned char* end, void* o) nogil
     void _fill_ucs4 "ajpcore_fill_ucs4" (const unsigned char* p, const unsigned char* end, void* o) nogil
+    Py_ssize_t _scan_name "ajpcore_scan_name" (const unsigned char* p, Py_ssize_t i, Py_ssize_t n, unsigned long long* h) nogil
+    bint _same_bytes "ajpcore_same_bytes" (const unsigned char* a, const unsigned char* b, Py_ssize_t n) nogil
+
+cdef extern from "decoder_numbers.h":
     enum:
         AJPCORE_POW5_MIN
         AJPCORE_POW5_MAX
     unsigned long long ajpcore_pow5_128[651][2]  # AJPCORE_POW5_MAX - AJPCORE_POW5_MIN + 1
     int _parse_double "ajpcore_parse_double" (const unsigned char* p, Py_ssize_t i, Py_ssize_t end, double* out) nogil
-    Py_ssize_t _scan_name "ajpcore_scan_name" (const unsigned char* p, Py_ssize_t i, Py_ssize_t n, unsigned long long* h) nogil
-    bint _same_bytes "ajpcore_same_bytes" (const unsigned char* a, const unsigned char* b, Py_ssize_t n) nogil
     Py_ssize_t _scan_small_number "ajpcore_scan_small_number" (const unsigned char* p, Py_ssize_t i, Py_ssize_t n, long long* out, double* fout, int* is_float) nogil
     bint _literal_at "ajpcore_literal_at" (const unsigned char* p, const char* word, Py_ssize_t size) nogil
 
