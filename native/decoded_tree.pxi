@@ -117,18 +117,30 @@ cdef extern from *:
     /* A dict with room for n members (CPython's own presizing, in cpython/dictobject.h on 3.10-3.13). */
     #define ajp_dict_presized(n) _PyDict_NewPresized(n)
     """
-    object _dict_presized "ajp_dict_presized" (Py_ssize_t n)
+    # New references as PyObject*: the decoder hands each one on (to the tree, to its container).
+    PyObject* _dict_presized "ajp_dict_presized" (Py_ssize_t n) except NULL
+    PyObject* _dict_new "PyDict_New" () except NULL
+    PyObject* _list_new "PyList_New" (Py_ssize_t size) except NULL
+    int _dict_set_item "PyDict_SetItem" (PyObject* d, PyObject* k, PyObject* v)  # -1 with an exception
+    void _xdecref "Py_XDECREF" (PyObject* o)
+    void _list_set_item "PyList_SET_ITEM" (PyObject* l, Py_ssize_t k, PyObject* v)  # steals v
 
 cdef enum:
     _LINEAR_NAMES = 12   # an object's names compared one by one up to this many
+    _TREE_INLINE = 64    # members and frames held inside the OpenTree until they outgrow it:
+    _FRAMES_INLINE = 16  # a small document allocates no stacks at all
 
 
 cdef struct Frame:
     Py_ssize_t base      # index in vals of the container's first element (or first name)
     PyObject* seen       # objects past _LINEAR_NAMES names: a dict of those names (strong), else NULL
+    unsigned long long names  # bit (hash & 63) of each of its names so far (see parse_key)
     bint is_object
 
 
+# An OpenTree lives on the C stack of one decode call (~1.4 KB, its first stacks inline),
+# so it needs no allocation for small documents and is private to that call, whatever
+# other threads or a re-entrant decode do.  It never moves while in use.
 cdef struct OpenTree:
     PyObject** vals      # strong references: the members of the open containers, outermost first
     Py_hash_t* hashes    # hashes[k]: the hash of the member name vals[k] (duplicate checks)
@@ -137,16 +149,19 @@ cdef struct OpenTree:
     Frame* frames        # the open containers, outermost first
     Py_ssize_t depth
     Py_ssize_t cap_frames
+    PyObject* vals_inline[_TREE_INLINE]
+    Py_hash_t hashes_inline[_TREE_INLINE]
+    Frame frames_inline[_FRAMES_INLINE]
 
 
 cdef void _tree_init(OpenTree* t) noexcept:
-    t.vals = NULL
-    t.hashes = NULL
+    t.vals = t.vals_inline
+    t.hashes = t.hashes_inline
     t.n = 0
-    t.cap = 0
-    t.frames = NULL
+    t.cap = _TREE_INLINE
+    t.frames = t.frames_inline
     t.depth = 0
-    t.cap_frames = 0
+    t.cap_frames = _FRAMES_INLINE
 
 
 cdef void _tree_clear(OpenTree* t) noexcept:
@@ -163,24 +178,34 @@ cdef void _tree_clear(OpenTree* t) noexcept:
         t.frames[k].seen = NULL
         Py_XDECREF(o)
     t.depth = 0
-    PyMem_Free(t.vals)
-    PyMem_Free(t.hashes)
-    PyMem_Free(t.frames)
-    t.vals = NULL
-    t.hashes = NULL
-    t.frames = NULL
-    t.cap = 0
-    t.cap_frames = 0
+    if t.vals != t.vals_inline:
+        PyMem_Free(t.vals)
+    if t.hashes != t.hashes_inline:
+        PyMem_Free(t.hashes)
+    if t.frames != t.frames_inline:
+        PyMem_Free(t.frames)
+    _tree_init(t)
+
+
+cdef void* _grown(void* old, void* inline_buf, Py_ssize_t used, Py_ssize_t size) noexcept:
+    """``old`` (the inline buffer or a heap one) resized to ``size`` bytes, its first ``used`` kept; NULL if out of memory."""
+    cdef void* grown
+    if old != inline_buf:
+        return PyMem_Realloc(old, size)
+    grown = PyMem_Malloc(size)
+    if grown != NULL:
+        memcpy(grown, old, used)
+    return grown
 
 
 cdef int _tree_grow(OpenTree* t) except -1:
     cdef Py_ssize_t cap = t.cap * 2 + 64
-    cdef PyObject** grown = <PyObject**>PyMem_Realloc(t.vals, cap * sizeof(PyObject*))
+    cdef PyObject** grown = <PyObject**>_grown(t.vals, t.vals_inline, t.n * sizeof(PyObject*), cap * sizeof(PyObject*))
     cdef Py_hash_t* grown_hashes
     if grown == NULL:
         raise MemoryError()
     t.vals = grown
-    grown_hashes = <Py_hash_t*>PyMem_Realloc(t.hashes, cap * sizeof(Py_hash_t))
+    grown_hashes = <Py_hash_t*>_grown(t.hashes, t.hashes_inline, t.n * sizeof(Py_hash_t), cap * sizeof(Py_hash_t))
     if grown_hashes == NULL:
         raise MemoryError()
     t.hashes = grown_hashes
@@ -188,57 +213,84 @@ cdef int _tree_grow(OpenTree* t) except -1:
     return 0
 
 
-cdef inline int _tree_push(OpenTree* t, object v) except -1:
-    """A member of the innermost open container (or an object's member name) is complete."""
+cdef inline int _tree_push(OpenTree* t, PyObject* v) except -1:
+    """A member of the innermost open container is complete: the tree takes over the
+    reference ``v`` (and drops it if it cannot grow)."""
     if t.n == t.cap:
-        _tree_grow(t)
-    Py_INCREF(v)
-    t.vals[t.n] = <PyObject*>v
+        _tree_grow_for(t, v)
+    t.vals[t.n] = v
     t.n += 1
     return 0
 
 
-cdef int _tree_open(OpenTree* t, bint is_object) except -1:
+cdef int _tree_grow_for(OpenTree* t, PyObject* v) except -1:
+    """``_tree_grow`` for the pending member ``v``, dropped if that fails."""
+    try:
+        _tree_grow(t)
+    except MemoryError:
+        _decref(v)
+        raise
+    return 0
+
+
+cdef inline int _tree_open(OpenTree* t, bint is_object) except -1:
     cdef Py_ssize_t cap
     cdef Frame* grown
     if t.depth == t.cap_frames:
         cap = t.cap_frames * 2 + 16
-        grown = <Frame*>PyMem_Realloc(t.frames, cap * sizeof(Frame))
+        grown = <Frame*>_grown(t.frames, t.frames_inline, t.depth * sizeof(Frame), cap * sizeof(Frame))
         if grown == NULL:
             raise MemoryError()
         t.frames = grown
         t.cap_frames = cap
     t.frames[t.depth].base = t.n
     t.frames[t.depth].seen = NULL
+    t.frames[t.depth].names = 0
     t.frames[t.depth].is_object = is_object
     t.depth += 1
     return 0
 
 
-cdef object _tree_close(OpenTree* t, Settled* s):
-    """Build the innermost open container from its members, and drop it and them from the stacks."""
+cdef PyObject* _tree_close(OpenTree* t, Settled* s) except NULL:
+    """Build the innermost open container from its members, and drop it and them from the
+    stacks; a new reference."""
     cdef Frame* f = &t.frames[t.depth - 1]
     cdef Py_ssize_t base = f.base, count = t.n - base, k
     cdef PyObject** v = t.vals + base
     cdef PyObject* seen = f.seen
-    cdef object container
+    cdef PyObject* container
     if not f.is_object:
-        container = PyList_New(count)
+        container = _list_new(count)
         for k in range(count):
-            PyList_SET_ITEM_raw(container, k, v[k])  # steals the stack's reference
+            _list_set_item(container, k, v[k])  # steals the stack's reference
         t.n = base
     else:
         container = _dict_presized(count >> 1)
+        t.n = base  # the members leave the stack: each pair is dropped once the dict has it
         for k in range(0, count, 2):
-            PyDict_SetItem(container, <object>v[k], <object>v[k + 1])
-        t.n = base
-        for k in range(count):
-            Py_DECREF(<object>v[k])
+            if _dict_set_item(container, v[k], v[k + 1]) < 0:
+                for k in range(k, count):  # the pairs the dict does not have
+                    _decref(v[k])
+                _decref(container)
+                return NULL
+            _decref(v[k])
+            _decref(v[k + 1])
         f.seen = NULL
-        Py_XDECREF(seen)
+        _xdecref(seen)
     t.depth -= 1
-    _settle(s, container)
+    if s.on:
+        _settle_owned(s, container)
     return container
+
+
+cdef int _settle_owned(Settled* s, PyObject* container) except -1:
+    """``_settle`` of a container only the caller's reference holds (dropped if that fails)."""
+    try:
+        _settle(s, <object>container)
+    except MemoryError:
+        _decref(container)
+        raise
+    return 0
 
 
 cdef list _tree_path(OpenTree* t):

@@ -17,6 +17,9 @@ from ajpcore._core_py import (  # the error texts and the big-int rule are share
 
 cdef extern from "Python.h":
     object PyUnicode_New(Py_ssize_t size, Py_UCS4 maxchar)
+    PyObject* _unicode_new "PyUnicode_New" (Py_ssize_t size, Py_UCS4 maxchar) except NULL  # new references
+    PyObject* _long_from_long_long "PyLong_FromLongLong" (long long v) except NULL
+    PyObject* _float_from_double "PyFloat_FromDouble" (double v) except NULL
     void* PyUnicode_1BYTE_DATA(object o)
     const char* PyUnicode_AsUTF8AndSize(object o, Py_ssize_t* size) except NULL
     double PyOS_string_to_double(const char* s, char** endptr, PyObject* overflow_exception) except? -1.0
@@ -52,14 +55,16 @@ cdef extern from "decoder_scan.h":
     void _fill_ucs1 "ajpcore_fill_ucs1" (const unsigned char* p, const unsigned char* end, void* o) nogil
     void _fill_ucs2 "ajpcore_fill_ucs2" (const unsigned char* p, const unsigned char* end, void* o) nogil
     void _fill_ucs4 "ajpcore_fill_ucs4" (const unsigned char* p, const unsigned char* end, void* o) nogil
+    Py_ssize_t _scan_name "ajpcore_scan_name" (const unsigned char* p, Py_ssize_t i, Py_ssize_t n, unsigned long long* h) nogil
+    bint _same_bytes "ajpcore_same_bytes" (const unsigned char* a, const unsigned char* b, Py_ssize_t n) nogil
+
+cdef extern from "decoder_numbers.h":
     enum:
         AJPCORE_POW5_MIN
         AJPCORE_POW5_MAX
     unsigned long long ajpcore_pow5_128[651][2]  # AJPCORE_POW5_MAX - AJPCORE_POW5_MIN + 1
     int _parse_double "ajpcore_parse_double" (const unsigned char* p, Py_ssize_t i, Py_ssize_t end, double* out) nogil
-    Py_ssize_t _scan_name "ajpcore_scan_name" (const unsigned char* p, Py_ssize_t i, Py_ssize_t n, unsigned long long* h) nogil
-    bint _same_bytes "ajpcore_same_bytes" (const unsigned char* a, const unsigned char* b, Py_ssize_t n) nogil
-    Py_ssize_t _scan_small_int "ajpcore_scan_small_int" (const unsigned char* p, Py_ssize_t i, Py_ssize_t n, long long* out) nogil
+    Py_ssize_t _scan_small_number "ajpcore_scan_small_number" (const unsigned char* p, Py_ssize_t i, Py_ssize_t n, long long* out, double* fout, int* is_float) nogil
     bint _literal_at "ajpcore_literal_at" (const unsigned char* p, const char* word, Py_ssize_t size) nogil
 
 
@@ -113,6 +118,7 @@ cdef struct KeyEntry:
     PyObject* name          # strong reference, or NULL
     unsigned long long h    # ajpcore_scan_name's hash of its bytes
     Py_hash_t hash          # hash(name)
+    Py_ssize_t size         # len(name), or -1
 
 cdef KeyEntry _key_cache[_KEY_CACHE_SIZE]
 
@@ -123,26 +129,36 @@ cdef void _init_key_cache():
         _key_cache[k].name = NULL
         _key_cache[k].h = 0
         _key_cache[k].hash = -1
+        _key_cache[k].size = -1
 
 
 _init_key_cache()
 
 
-cdef object _ascii_key(const unsigned char* p, Py_ssize_t size, unsigned long long h, Py_hash_t* hash_out):
-    """The str of the ASCII bytes ``p[:size]`` (a member name), from the cache when present;
-    ``h`` is their ajpcore_scan_name hash, ``hash_out`` receives hash(name)."""
+cdef extern from *:
+    """
+    /* The characters of a compact ASCII str (one PyUnicode_New(size, 127) made): right
+       after its PyASCIIObject header, as PyUnicode_DATA finds them (3.10-3.13). */
+    #define ajp_ascii_data(o) ((unsigned char *)(((PyASCIIObject *)(o)) + 1))
+    """
+    unsigned char* _ascii_data "ajp_ascii_data" (PyObject* o) nogil
+
+
+cdef PyObject* _ascii_key(const unsigned char* p, Py_ssize_t size, unsigned long long h, Py_hash_t* hash_out) except NULL:
+    """A new reference to the str of the ASCII bytes ``p[:size]`` (a member name), from the
+    cache when present; ``h`` is their ajpcore_scan_name hash, ``hash_out`` receives hash(name)."""
     cdef KeyEntry* e = NULL
     cdef PyObject* old
     cdef object s
     cdef Py_hash_t pyhash
     if size <= _KEY_CACHE_MAX_LEN:
         e = &_key_cache[(h ^ (h >> 29)) & (_KEY_CACHE_SIZE - 1)]
-        if (e.name != NULL and e.h == h and PyUnicode_GET_LENGTH(<object>e.name) == size
-                and _same_bytes(<const unsigned char*>PyUnicode_1BYTE_DATA(<object>e.name), p, size)):
+        if e.h == h and e.size == size and _same_bytes(_ascii_data(e.name), p, size):
             hash_out[0] = e.hash
-            return <object>e.name
+            _incref(e.name)
+            return e.name
     s = PyUnicode_New(size, 127)
-    memcpy(PyUnicode_1BYTE_DATA(s), p, size)
+    memcpy(_ascii_data(<PyObject*>s), p, size)
     pyhash = PyObject_Hash(s)  # cached in the str: every later hit skips hashing
     hash_out[0] = pyhash
     if size <= _KEY_CACHE_MAX_LEN:
@@ -151,355 +167,397 @@ cdef object _ascii_key(const unsigned char* p, Py_ssize_t size, unsigned long lo
         e.name = <PyObject*>s
         e.h = h
         e.hash = pyhash
+        e.size = size
         Py_XDECREF(old)
+    _incref(<PyObject*>s)
+    return <PyObject*>s
+
+
+# The native reader: the same steps as ``_StrictParser`` of the pure twin, over a C buffer.
+# A Parser lives on the C stack of its decode call (see OpenTree) and its functions take it
+# as ``self``; _decode_buffer drops what it holds however the call ends.
+cdef struct Parser:
+    const unsigned char* p
+    Py_ssize_t n
+    Py_ssize_t i
+    Py_ssize_t max_depth
+    PyObject* max_depth_shown  # borrowed: decode's argument
+    bint allow_duplicate_keys
+    OpenTree tree              # the open containers and their members (see _tree_close)
+    Settled settled            # large documents: finished containers wait untracked (_settle)
+
+
+cdef int _fail(Parser* self, str reason, Py_ssize_t pos) except -1:
+    head = PyBytes_FromStringAndSize(<const char*>self.p, pos)
+    raise _decode_error(head, reason, pos, _tree_path(&self.tree))
+
+
+cdef int _eof(Parser* self) except -1:
+    return _fail(self, "unexpected end of data", self.n)
+
+
+cdef inline Py_ssize_t _skip_ws(const unsigned char* p, Py_ssize_t i, Py_ssize_t n) noexcept:
+    while i < n and _IS_WS[p[i]]:
+        i += 1
+    return i
+
+
+cdef inline PyObject* _own(object o) noexcept:
+    """A new reference to ``o``, as a PyObject*."""
+    _incref(<PyObject*>o)
+    return <PyObject*>o
+
+
+cdef object _parse(Parser* self):
+    cdef const unsigned char* p = self.p
+    cdef Py_ssize_t n = self.n
+    cdef Py_ssize_t i = 0
+    cdef unsigned char c
+    cdef bint array_opened = False  # the value may also be the `]` of an array just opened
+    cdef int inner = 0  # the innermost open container: 0 none, 1 an array, 2 an object
+    cdef PyObject* v = NULL  # the value just read: a new reference, until the tree or the caller takes it
+    cdef OpenTree* t = &self.tree
+    if n >= 3 and p[0] == 0xEF and p[1] == 0xBB and p[2] == 0xBF:
+        # RFC 8259 §8.1: implementations MUST NOT add a byte order mark.
+        _fail(self, "byte order mark is not allowed", 0)
+    while True:
+        # A value starts here.
+        i = _skip_ws(p, i, n)
+        if i >= n:
+            _eof(self)
+        c = p[i]
+        if c == 0x22:
+            v = _parse_string(self, i)
+            i = self.i
+        elif c == 0x7B:
+            if t.depth >= self.max_depth:
+                _fail(self, f"nesting deeper than {<object>self.max_depth_shown}", i)
+            i = _skip_ws(p, i + 1, n)
+            if i < n and p[i] == 0x7D:
+                v = _dict_new()
+                i += 1
+            else:
+                _tree_open(t, True)
+                inner = 2
+                i = _parse_key(self, i, "expected a member name or `}`")
+                array_opened = False
+                continue
+        elif c == 0x5B:
+            if t.depth >= self.max_depth:
+                _fail(self, f"nesting deeper than {<object>self.max_depth_shown}", i)
+            i = _skip_ws(p, i + 1, n)
+            if i < n and p[i] == 0x5D:
+                v = _list_new(0)
+                if self.settled.on:
+                    _settle_owned(&self.settled, v)
+                i += 1
+            else:
+                _tree_open(t, False)
+                inner = 1
+                array_opened = True
+                continue
+        elif c == 0x2D or 0x30 <= c <= 0x39:
+            v = _parse_number(self, i)
+            i = self.i
+        elif c == 0x74:
+            i = _parse_literal(self, i, b"true", 4)
+            v = _own(True)
+        elif c == 0x66:
+            i = _parse_literal(self, i, b"false", 5)
+            v = _own(False)
+        elif c == 0x6E:
+            i = _parse_literal(self, i, b"null", 4)
+            v = _own(None)
+        else:
+            _fail(self, "expected a value or `]`" if array_opened else "expected a value", i)
+        # The value is complete: hand it to its container, close what ends here.
+        while True:
+            if inner == 0:
+                i = _skip_ws(p, i, n)
+                if i != n:
+                    _decref(v)
+                    _fail(self, "trailing data after the document", i)
+                _settled_release(&self.settled)
+                value = <object>v
+                _decref(v)
+                return value
+            _tree_push(t, v)
+            i = _skip_ws(p, i, n)
+            if i >= n:
+                _eof(self)
+            c = p[i]
+            if inner == 1:
+                if c == 0x2C:
+                    i += 1
+                    array_opened = False
+                    break
+                if c == 0x5D:
+                    i += 1
+                    v = _tree_close(t, &self.settled)
+                    inner = 0 if t.depth == 0 else 2 if t.frames[t.depth - 1].is_object else 1
+                    continue
+                _fail(self, "expected `,` or `]`", i)
+            if c == 0x2C:
+                i = _parse_key(self, i + 1, "expected a member name")
+                array_opened = False
+                break
+            if c == 0x7D:
+                i += 1
+                v = _tree_close(t, &self.settled)
+                inner = 0 if t.depth == 0 else 2 if t.frames[t.depth - 1].is_object else 1
+                continue
+            _fail(self, "expected `,` or `}`", i)
+
+
+cdef Py_ssize_t _parse_key(Parser* self, Py_ssize_t i, str expect) except -1:
+    """Read `"name" :` of a member of the innermost object; return the position after the colon."""
+    cdef const unsigned char* p = self.p
+    cdef Py_ssize_t n = self.n
+    cdef Py_ssize_t start, k
+    cdef Py_hash_t h
+    cdef unsigned long long name_hash, bit
+    cdef OpenTree* t = &self.tree
+    cdef Frame* f
+    cdef PyObject* key  # a strong reference, handed to the tree
+    i = _skip_ws(p, i, n)
+    if i >= n:
+        _eof(self)
+    if p[i] != 0x22:
+        _fail(self, expect, i)
+    if t.n == t.cap:  # room first: once the name exists, nothing fails before the tree owns it
+        _tree_grow(t)
+    start = i
+    i = _scan_name(p, start + 1, n, &name_hash)
+    if i < n and p[i] == 0x22:
+        # Plain ASCII: from the name cache, with its hash.
+        key = _ascii_key(p + start + 1, i - start - 1, name_hash, &h)
+        i += 1
+    else:
+        key = _text_key(self, start, i, &h)
+        i = self.i
+    # RFC 7493 §2.3: member names MUST be unique (compared after unescaping).
+    t.vals[t.n] = key
+    t.hashes[t.n] = h
+    if not self.allow_duplicate_keys:
+        f = &t.frames[t.depth - 1]
+        if f.seen == NULL and t.n - f.base < 2 * _LINEAR_NAMES:
+            # The object's earlier names, one by one (the hash first), when the bit of
+            # this hash is set by one of them.
+            bit = 1ULL << (<unsigned long long>h & 63)
+            if f.names & bit:
+                for k in range(f.base, t.n, 2):
+                    if t.hashes[k] == h and (t.vals[k] == key or _same_str(t.vals[k], key)):
+                        t.n += 1  # the tree owns the name: the refusal drops it
+                        _fail(self, _duplicate_reason(<object>key), start)
+            f.names |= bit
+        elif _tree_indexed_duplicate(t, <object>key):
+            t.n += 1
+            _fail(self, _duplicate_reason(<object>key), start)
+    t.n += 1
+    i = _skip_ws(p, i, n)
+    if i >= n:
+        _eof(self)
+    if p[i] != 0x3A:
+        _fail(self, "expected `:`", i)
+    return i + 1
+
+
+cdef PyObject* _text_key(Parser* self, Py_ssize_t start, Py_ssize_t i, Py_hash_t* hash_out) except NULL:
+    """A member name with escapes or non-ASCII text (``_parse_text``), as a new reference;
+    ``hash_out`` receives its hash when duplicates are checked."""
+    text = _parse_text(self, start, i)
+    hash_out[0] = PyObject_Hash(text) if not self.allow_duplicate_keys else -1
+    return _own(text)
+
+
+cdef Py_ssize_t _parse_literal(Parser* self, Py_ssize_t i, const char* word, Py_ssize_t size) except -1:
+    cdef Py_ssize_t k
+    if i + size <= self.n and _literal_at(self.p + i, word, size):
+        return i + size
+    for k in range(1, size):  # a refusal: the first byte that differs, or the end
+        if i + k >= self.n:
+            _eof(self)
+        if self.p[i + k] != <unsigned char>word[k]:
+            _fail(self, "invalid literal", i + k)
+    return i + size
+
+cdef int _string_error(Parser* self, int status, ajpcore_str_scan* r) except -1:
+    """Raise the DecodeError for a string ``_scan_string`` refused."""
+    cdef Py_ssize_t at = r.end
+    if status == AJPCORE_STR_EOF:
+        return _eof(self)
+    if status == AJPCORE_STR_BAD_UTF8:
+        # RFC 7493 §2.1: text MUST be valid UTF-8 (RFC 3629, no surrogates).
+        return _fail(self, "invalid UTF-8", at)
+    if status == AJPCORE_STR_CONTROL:
+        return _fail(self, "control character in string", at)
+    if status == AJPCORE_STR_BAD_ESCAPE:
+        return _fail(self, "invalid escape", at)
+    if status == AJPCORE_STR_SURROGATE:
+        return _fail(self, _surrogate_reason(PyBytes_FromStringAndSize(<const char*>self.p + at, 6)), at)
+    return _fail(self, _noncharacter_reason(<long>r.cp), at)
+
+cdef inline PyObject* _parse_string(Parser* self, Py_ssize_t start) except NULL:
+    """Read the string whose opening quote is at ``start`` (a new reference); leave ``self.i`` after it."""
+    cdef const unsigned char* p = self.p
+    cdef Py_ssize_t i = _scan_plain(p, start + 1, self.n)
+    cdef Py_ssize_t size
+    cdef PyObject* s
+    if i < self.n and p[i] == 0x22:
+        # The common case: plain ASCII, no escapes.
+        size = i - start - 1
+        self.i = i + 1
+        s = _unicode_new(size, 127)
+        memcpy(_ascii_data(s), p + start + 1, size)
+        return s
+    return _own(_parse_text(self, start, i))
+
+cdef object _parse_text(Parser* self, Py_ssize_t start, Py_ssize_t i):
+    """The rest of ``parse_string`` from ``i``, its first byte that is not plain ASCII."""
+    cdef const unsigned char* p = self.p
+    cdef ajpcore_str_scan r
+    cdef int status, kind
+    cdef object s
+    # Escapes or non-ASCII text: check it all once, then build the str at its final
+    # length and kind straight from the bytes (see ajpcore_scan_string).
+    r.length = 0   # string_error always raises; set so gcc sees no uninitialized read
+    r.maxchar = 0
+    status = _scan_string(p, start + 1, i, self.n, &r)
+    if status != AJPCORE_STR_OK:
+        _string_error(self, status, &r)
+    self.i = r.end + 1
+    s = PyUnicode_New(r.length, r.maxchar)
+    kind = PyUnicode_KIND(s)
+    if kind == PyUnicode_1BYTE_KIND:
+        _fill_ucs1(p + start + 1, p + r.end, PyUnicode_DATA(s))
+    elif kind == PyUnicode_2BYTE_KIND:
+        _fill_ucs2(p + start + 1, p + r.end, PyUnicode_DATA(s))
+    else:
+        _fill_ucs4(p + start + 1, p + r.end, PyUnicode_DATA(s))
     return s
 
+cdef inline PyObject* _parse_number(Parser* self, Py_ssize_t start) except NULL:
+    """Read the number at ``start`` (RFC 8259 §6; a new reference); leave ``self.i`` after it."""
+    cdef long long v
+    cdef double x
+    cdef int is_float = 0
+    cdef Py_ssize_t end = _scan_small_number(self.p, start, self.n, &v, &x, &is_float)
+    if end >= 0:
+        # The usual int or plain fraction (at most 15 digits): read in one pass, what
+        # parse_any_number gives.
+        self.i = end
+        if is_float:
+            return _float_from_double(x)
+        return _long_from_long_long(v)
+    return _own(_parse_any_number(self, start))
 
-@cython.final
-@cython.no_gc  # lives for one call and refers to no container (vals are invisible to gc either way)
-cdef class _StrictParser:
-    """The native reader: the same steps as ``_StrictParser`` of the pure twin, over a C buffer."""
-
-    cdef const unsigned char* p
-    cdef Py_ssize_t n
-    cdef Py_ssize_t i
-    cdef Py_ssize_t max_depth
-    cdef object max_depth_shown
-    cdef bint allow_duplicate_keys
-    cdef OpenTree tree        # the open containers and their members (see _tree_close)
-    cdef Settled settled      # large documents: finished containers wait untracked (_settle)
-
-    def __cinit__(self):
-        _tree_init(&self.tree)
-        _settled_init(&self.settled, False)
-
-    def __dealloc__(self):
-        _tree_clear(&self.tree)
-        _settled_clear(&self.settled)
-
-    cdef int fail(self, str reason, Py_ssize_t pos) except -1:
-        head = PyBytes_FromStringAndSize(<const char*>self.p, pos)
-        raise _decode_error(head, reason, pos, _tree_path(&self.tree))
-
-    cdef int eof(self) except -1:
-        return self.fail("unexpected end of data", self.n)
-
-    cdef inline Py_ssize_t skip_ws(self, Py_ssize_t i) noexcept:
-        while i < self.n and _IS_WS[self.p[i]]:
-            i += 1
-        return i
-
-    cdef object parse(self):
-        cdef const unsigned char* p = self.p
-        cdef Py_ssize_t n = self.n
-        cdef Py_ssize_t i = 0
-        cdef unsigned char c
-        cdef str expect = "expected a value"
-        cdef object value
-        if n >= 3 and p[0] == 0xEF and p[1] == 0xBB and p[2] == 0xBF:
-            # RFC 8259 §8.1: implementations MUST NOT add a byte order mark.
-            self.fail("byte order mark is not allowed", 0)
-        while True:
-            # A value starts here.
-            i = self.skip_ws(i)
-            if i >= n:
-                self.eof()
-            c = p[i]
-            if c == 0x22:
-                value = self.parse_string(i)
-                i = self.i
-            elif c == 0x7B:
-                if self.tree.depth >= self.max_depth:
-                    self.fail(f"nesting deeper than {self.max_depth_shown}", i)
-                i = self.skip_ws(i + 1)
-                if i < n and p[i] == 0x7D:
-                    value = {}
-                    i += 1
-                else:
-                    _tree_open(&self.tree, True)
-                    i = self.parse_key(i, "expected a member name or `}`")
-                    expect = "expected a value"
-                    continue
-            elif c == 0x5B:
-                if self.tree.depth >= self.max_depth:
-                    self.fail(f"nesting deeper than {self.max_depth_shown}", i)
-                i = self.skip_ws(i + 1)
-                if i < n and p[i] == 0x5D:
-                    value = []
-                    _settle(&self.settled, value)
-                    i += 1
-                else:
-                    _tree_open(&self.tree, False)
-                    expect = "expected a value or `]`"
-                    continue
-            elif c == 0x2D or 0x30 <= c <= 0x39:
-                value = self.parse_number(i)
-                i = self.i
-            elif c == 0x74:
-                i = self.parse_literal(i, b"true", 4)
-                value = True
-            elif c == 0x66:
-                i = self.parse_literal(i, b"false", 5)
-                value = False
-            elif c == 0x6E:
-                i = self.parse_literal(i, b"null", 4)
-                value = None
-            else:
-                self.fail(expect, i)
-            # The value is complete: hand it to its container, close what ends here.
-            while True:
-                if self.tree.depth == 0:
-                    i = self.skip_ws(i)
-                    if i != n:
-                        self.fail("trailing data after the document", i)
-                    _settled_release(&self.settled)
-                    return value
-                _tree_push(&self.tree, value)
-                i = self.skip_ws(i)
-                if i >= n:
-                    self.eof()
-                c = p[i]
-                if not self.tree.frames[self.tree.depth - 1].is_object:
-                    if c == 0x2C:
-                        i += 1
-                        expect = "expected a value"
-                        break
-                    if c == 0x5D:
-                        i += 1
-                        value = _tree_close(&self.tree, &self.settled)
-                        continue
-                    self.fail("expected `,` or `]`", i)
-                if c == 0x2C:
-                    i = self.parse_key(i + 1, "expected a member name")
-                    expect = "expected a value"
-                    break
-                if c == 0x7D:
-                    i += 1
-                    value = _tree_close(&self.tree, &self.settled)
-                    continue
-                self.fail("expected `,` or `}`", i)
-
-    cdef Py_ssize_t parse_key(self, Py_ssize_t i, str expect) except -1:
-        """Read `"name" :` of a member of the innermost object; return the position after the colon."""
-        cdef const unsigned char* p = self.p
-        cdef Py_ssize_t start, k
-        cdef Py_hash_t h
-        cdef unsigned long long name_hash
-        cdef OpenTree* t
-        cdef Frame* f
-        i = self.skip_ws(i)
-        if i >= self.n:
-            self.eof()
-        if p[i] != 0x22:
-            self.fail(expect, i)
-        start = i
-        i = _scan_name(p, start + 1, self.n, &name_hash)
-        if i < self.n and p[i] == 0x22:
-            # Plain ASCII: from the name cache, with its hash.
-            key = _ascii_key(p + start + 1, i - start - 1, name_hash, &h)
-            i += 1
-        else:
-            key = self.parse_text(start, i)
-            i = self.i
-            h = -1
-        # RFC 7493 §2.3: member names MUST be unique (compared after unescaping).
-        if not self.allow_duplicate_keys:
-            if h == -1:
-                h = PyObject_Hash(key)  # cached in the str (the dict needs it too)
-            t = &self.tree
-            f = &t.frames[t.depth - 1]
-            if f.seen == NULL and t.n - f.base < 2 * _LINEAR_NAMES:
-                # The object's earlier names, one by one (the hash first).
-                for k in range(f.base, t.n, 2):
-                    if t.hashes[k] == h and (t.vals[k] == <PyObject*>key or _same_str(t.vals[k], <PyObject*>key)):
-                        self.fail(_duplicate_reason(key), start)
-            elif _tree_indexed_duplicate(t, key):
-                self.fail(_duplicate_reason(key), start)
-            if t.n == t.cap:
-                _tree_grow(t)
-            t.hashes[t.n] = h
-        _tree_push(&self.tree, key)
-        i = self.skip_ws(i)
-        if i >= self.n:
-            self.eof()
-        if self.p[i] != 0x3A:
-            self.fail("expected `:`", i)
-        return i + 1
-
-    cdef Py_ssize_t parse_literal(self, Py_ssize_t i, const char* word, Py_ssize_t size) except -1:
-        cdef Py_ssize_t k
-        if i + size <= self.n and _literal_at(self.p + i, word, size):
-            return i + size
-        for k in range(1, size):  # a refusal: the first byte that differs, or the end
-            if i + k >= self.n:
-                self.eof()
-            if self.p[i + k] != <unsigned char>word[k]:
-                self.fail("invalid literal", i + k)
-        return i + size
-
-    cdef int string_error(self, int status, ajpcore_str_scan* r) except -1:
-        """Raise the DecodeError for a string ``_scan_string`` refused."""
-        cdef Py_ssize_t at = r.end
-        if status == AJPCORE_STR_EOF:
-            return self.eof()
-        if status == AJPCORE_STR_BAD_UTF8:
-            # RFC 7493 §2.1: text MUST be valid UTF-8 (RFC 3629, no surrogates).
-            return self.fail("invalid UTF-8", at)
-        if status == AJPCORE_STR_CONTROL:
-            return self.fail("control character in string", at)
-        if status == AJPCORE_STR_BAD_ESCAPE:
-            return self.fail("invalid escape", at)
-        if status == AJPCORE_STR_SURROGATE:
-            return self.fail(_surrogate_reason(PyBytes_FromStringAndSize(<const char*>self.p + at, 6)), at)
-        return self.fail(_noncharacter_reason(<long>r.cp), at)
-
-    cdef inline object parse_string(self, Py_ssize_t start):
-        """Read the string whose opening quote is at ``start``; leave ``self.i`` after it."""
-        cdef const unsigned char* p = self.p
-        cdef Py_ssize_t i = _scan_plain(p, start + 1, self.n)
-        cdef Py_ssize_t size
-        cdef object s
-        if i < self.n and p[i] == 0x22:
-            # The common case: plain ASCII, no escapes.
-            size = i - start - 1
-            self.i = i + 1
-            s = PyUnicode_New(size, 127)
-            memcpy(PyUnicode_1BYTE_DATA(s), p + start + 1, size)
-            return s
-        return self.parse_text(start, i)
-
-    cdef object parse_text(self, Py_ssize_t start, Py_ssize_t i):
-        """The rest of ``parse_string`` from ``i``, its first byte that is not plain ASCII."""
-        cdef const unsigned char* p = self.p
-        cdef ajpcore_str_scan r
-        cdef int status, kind
-        cdef object s
-        # Escapes or non-ASCII text: check it all once, then build the str at its final
-        # length and kind straight from the bytes (see ajpcore_scan_string).
-        r.length = 0   # string_error always raises; set so gcc sees no uninitialized read
-        r.maxchar = 0
-        status = _scan_string(p, start + 1, i, self.n, &r)
-        if status != AJPCORE_STR_OK:
-            self.string_error(status, &r)
-        self.i = r.end + 1
-        s = PyUnicode_New(r.length, r.maxchar)
-        kind = PyUnicode_KIND(s)
-        if kind == PyUnicode_1BYTE_KIND:
-            _fill_ucs1(p + start + 1, p + r.end, PyUnicode_DATA(s))
-        elif kind == PyUnicode_2BYTE_KIND:
-            _fill_ucs2(p + start + 1, p + r.end, PyUnicode_DATA(s))
-        else:
-            _fill_ucs4(p + start + 1, p + r.end, PyUnicode_DATA(s))
-        return s
-
-    cdef inline object parse_number(self, Py_ssize_t start):
-        """Read the number at ``start`` (RFC 8259 §6); leave ``self.i`` after it."""
-        cdef long long v
-        cdef Py_ssize_t end = _scan_small_int(self.p, start, self.n, &v)
-        if end >= 0:
-            # The usual int (at most 15 digits): read in one pass, what parse_any_number gives.
-            self.i = end
-            return PyLong_FromLongLong(v)
-        return self.parse_any_number(start)
-
-    cdef object parse_any_number(self, Py_ssize_t start):
-        """``parse_number`` of every other number, and the refusals."""
-        cdef const unsigned char* p = self.p
-        cdef Py_ssize_t n = self.n
-        cdef Py_ssize_t i = start, size, k
-        cdef bint negative = False, is_int = True
-        cdef long long v = 0
-        cdef char small[64]
-        cdef char* text
-        cdef double x
-        cdef unsigned char c
-        if p[i] == 0x2D:
-            negative = True
-            i += 1
-        if i >= n:
-            self.eof()
-        c = p[i]
-        if c == 0x30:
-            i += 1
-            if i < n and 0x30 <= p[i] <= 0x39:
-                self.fail("leading zeros are not allowed", i)
-        elif 0x31 <= c <= 0x39:
-            while i < n and 0x30 <= p[i] <= 0x39:
-                i += 1
-        else:
-            self.fail("invalid number", i)
-        if i < n and p[i] == 0x2E:
-            i = self.digits_after(i + 1)
-            is_int = False
-        if i < n and (p[i] == 0x65 or p[i] == 0x45):
-            i += 1
-            if i < n and (p[i] == 0x2B or p[i] == 0x2D):
-                i += 1
-            i = self.digits_after(i)
-            is_int = False
-        self.i = i
-        size = i - start
-        if is_int:
-            if size - negative <= 18:  # fits a long long
-                for k in range(start + negative, i):
-                    v = v * 10 + (p[k] - 0x30)
-                if v <= _MAX_SAFE_INT:
-                    return PyLong_FromLongLong(-v if negative else v)
-                # The int rule's first case in C: the literal is its own double.
-                x = <double>v  # correctly rounded, as float(int) is
-                if x < 9.2e18 and <long long>x == v:
-                    return PyLong_FromLongLong(-v if negative else v)
-            try:
-                return _decode_big_int(PyBytes_FromStringAndSize(<const char*>p + start, size))
-            except _Refusal as exc:
-                self.fail(str(exc), start)
-        # float(text) exactly: the correctly rounded binary64, read directly when that is
-        # decidable (ajpcore_parse_double), else by the conversion CPython's float() uses.
-        if _parse_double(p, start, i, &x):
-            return PyFloat_FromDouble(x)
-        if size < 64:
-            memcpy(small, p + start, size)
-            small[size] = 0
-            x = PyOS_string_to_double(small, NULL, NULL)
-        else:
-            text = <char*>PyMem_Malloc(size + 1)
-            if text == NULL:
-                raise MemoryError()
-            try:
-                memcpy(text, p + start, size)
-                text[size] = 0
-                x = PyOS_string_to_double(text, NULL, NULL)
-            finally:
-                PyMem_Free(text)
-        if isinf(x):
-            # RFC 7493 §2.2: the value must fit binary64.
-            self.fail("number out of range for binary64", start)
-        return PyFloat_FromDouble(x)
-
-    cdef Py_ssize_t digits_after(self, Py_ssize_t i) except -1:
-        cdef const unsigned char* p = self.p
-        cdef Py_ssize_t n = self.n
-        if i >= n:
-            self.eof()
-        if not (0x30 <= p[i] <= 0x39):
-            self.fail("invalid number", i)
+cdef object _parse_any_number(Parser* self, Py_ssize_t start):
+    """``parse_number`` of every other number, and the refusals."""
+    cdef const unsigned char* p = self.p
+    cdef Py_ssize_t n = self.n
+    cdef Py_ssize_t i = start, size, k
+    cdef bint negative = False, is_int = True
+    cdef long long v = 0
+    cdef char small[64]
+    cdef char* text
+    cdef double x
+    cdef unsigned char c
+    if p[i] == 0x2D:
+        negative = True
         i += 1
+    if i >= n:
+        _eof(self)
+    c = p[i]
+    if c == 0x30:
+        i += 1
+        if i < n and 0x30 <= p[i] <= 0x39:
+            _fail(self, "leading zeros are not allowed", i)
+    elif 0x31 <= c <= 0x39:
         while i < n and 0x30 <= p[i] <= 0x39:
             i += 1
-        return i
+    else:
+        _fail(self, "invalid number", i)
+    if i < n and p[i] == 0x2E:
+        i = _digits_after(self, i + 1)
+        is_int = False
+    if i < n and (p[i] == 0x65 or p[i] == 0x45):
+        i += 1
+        if i < n and (p[i] == 0x2B or p[i] == 0x2D):
+            i += 1
+        i = _digits_after(self, i)
+        is_int = False
+    self.i = i
+    size = i - start
+    if is_int:
+        if size - negative <= 18:  # fits a long long
+            for k in range(start + negative, i):
+                v = v * 10 + (p[k] - 0x30)
+            if v <= _MAX_SAFE_INT:
+                return PyLong_FromLongLong(-v if negative else v)
+            # The int rule's first case in C: the literal is its own double.
+            x = <double>v  # correctly rounded, as float(int) is
+            if x < 9.2e18 and <long long>x == v:
+                return PyLong_FromLongLong(-v if negative else v)
+        try:
+            return _decode_big_int(PyBytes_FromStringAndSize(<const char*>p + start, size))
+        except _Refusal as exc:
+            _fail(self, str(exc), start)
+    # float(text) exactly: the correctly rounded binary64, read directly when that is
+    # decidable (ajpcore_parse_double), else by the conversion CPython's float() uses.
+    if _parse_double(p, start, i, &x):
+        return PyFloat_FromDouble(x)
+    if size < 64:
+        memcpy(small, p + start, size)
+        small[size] = 0
+        x = PyOS_string_to_double(small, NULL, NULL)
+    else:
+        text = <char*>PyMem_Malloc(size + 1)
+        if text == NULL:
+            raise MemoryError()
+        try:
+            memcpy(text, p + start, size)
+            text[size] = 0
+            x = PyOS_string_to_double(text, NULL, NULL)
+        finally:
+            PyMem_Free(text)
+    if isinf(x):
+        # RFC 7493 §2.2: the value must fit binary64.
+        _fail(self, "number out of range for binary64", start)
+    return PyFloat_FromDouble(x)
+
+cdef Py_ssize_t _digits_after(Parser* self, Py_ssize_t i) except -1:
+    cdef const unsigned char* p = self.p
+    cdef Py_ssize_t n = self.n
+    if i >= n:
+        _eof(self)
+    if not (0x30 <= p[i] <= 0x39):
+        _fail(self, "invalid number", i)
+    i += 1
+    while i < n and 0x30 <= p[i] <= 0x39:
+        i += 1
+    return i
 
 
 cdef object _decode_buffer(const unsigned char* p, Py_ssize_t n, object max_depth, bint allow_duplicate_keys):
-    cdef _StrictParser d = _StrictParser()
+    cdef Parser d
+    cdef long long limit
+    cdef int overflow = 0
     d.p = p
     d.n = n
+    d.i = 0
     # No document of n bytes nests deeper than n: a larger limit is the same as n.
-    d.max_depth = max_depth if max_depth < n else n
-    d.max_depth_shown = max_depth
+    limit = PyLong_AsLongLongAndOverflow(max_depth, &overflow)  # decode checked: an int >= 0
+    d.max_depth = n if overflow or limit >= n else <Py_ssize_t>limit
+    d.max_depth_shown = <PyObject*>max_depth
     d.allow_duplicate_keys = allow_duplicate_keys
+    _tree_init(&d.tree)
     # The collector's state belongs to the application: decode never switches it (see _settle).
-    d.settled.on = n >= _GC_QUIET_BYTES
-    return d.parse()
+    _settled_init(&d.settled, n >= _GC_QUIET_BYTES)
+    try:
+        return _parse(&d)
+    finally:
+        _tree_clear(&d.tree)
+        _settled_clear(&d.settled)
 
 
 def decode(data, *, max_depth=MAX_DEPTH, allow_duplicate_keys=False):

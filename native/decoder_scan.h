@@ -1,6 +1,6 @@
-/* C parts of the strict decoder (native/decoder.pxi): scanning strings, building them at
-   their final PEP 393 kind, and reading binary64 numbers without strtod.  Included once,
-   by the generated _core_c.c; everything is static.  No Python API calls but PyUnicode
+/* C parts of the strict decoder (native/decoder.pxi): scanning strings and member names,
+   and building strings at their final PEP 393 kind (numbers: decoder_numbers.h).  Included
+   once, by the generated _core_c.c; everything is static.  No Python API calls but PyUnicode
    type names: these run on raw bytes. */
 #ifndef AJPCORE_DECODER_SCAN_H
 #define AJPCORE_DECODER_SCAN_H
@@ -16,11 +16,32 @@
 #define AJPCORE_FIRST_FLAGGED(m) (__builtin_clzll(m) >> 3)
 #endif
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+/* Bit k set when byte k of p[0:16) is '"', '\', a control character or non-ASCII (the
+   signed compare: bytes >= 0x80 are negative, so below 0x20 too). */
+static inline unsigned int ajpcore_stops16(const unsigned char *p) {
+    __m128i v = _mm_loadu_si128((const __m128i *)p);
+    __m128i stop = _mm_or_si128(_mm_cmplt_epi8(v, _mm_set1_epi8(0x20)),
+                                _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(0x22)), _mm_cmpeq_epi8(v, _mm_set1_epi8(0x5C))));
+    return (unsigned int)_mm_movemask_epi8(stop);
+}
+#endif
+
 /* First i' >= i where p[i'] is '"', '\', a control character or a non-ASCII byte.
-   Eight bytes at a time: in each mask the lowest flagged byte is exact (a borrow
-   only flags bytes above a true hit), so the lowest flag overall is the answer. */
+   Sixteen bytes at a time where SSE2 is there, then eight: in each word mask the lowest
+   flagged byte is exact (a borrow only flags bytes above a true hit), so the lowest flag
+   overall is the answer. */
 static inline Py_ssize_t ajpcore_scan_plain(const unsigned char *p, Py_ssize_t i, Py_ssize_t n) {
     const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+#if defined(__SSE2__)
+    while (i + 16 <= n) {
+        unsigned int m = ajpcore_stops16(p + i);
+        if (m)
+            return i + __builtin_ctz(m);
+        i += 16;
+    }
+#endif
     while (i + 8 <= n) {
         uint64_t w, q, b, m;
         memcpy(&w, p + i, 8);
@@ -342,6 +363,33 @@ static inline Py_ssize_t ajpcore_scan_name(const unsigned char *p, Py_ssize_t i,
     uint64_t h = 0x9E3779B97F4A7C15ULL, w = 0;
     Py_ssize_t start = i;
     int k = 0;
+#if defined(__SSE2__) && PY_LITTLE_ENDIAN
+    /* Sixteen bytes a step: the same words mixed in the same order as below. */
+    while (i + 16 <= n) {
+        unsigned int m = ajpcore_stops16(p + i);
+        uint64_t w1;
+        memcpy(&w, p + i, 8);
+        memcpy(&w1, p + i + 8, 8);
+        if (m) {
+            k = __builtin_ctz(m);  /* plain bytes before the stop, 0..15 */
+            if (k >= 8) {
+                h = ajpcore_name_mix(h, w);
+                w = w1;
+                k -= 8;
+                i += 8;
+            }
+            if (k) {
+                w &= ~0ULL >> (64 - 8 * k);
+                h = ajpcore_name_mix(h, w);
+            }
+            i += k;
+            *hash = h ^ (uint64_t)(i - start);
+            return i;
+        }
+        h = ajpcore_name_mix(ajpcore_name_mix(h, w), w1);
+        i += 16;
+    }
+#endif
     while (i + 8 <= n) {
         uint64_t q, b, m;
         memcpy(&w, p + i, 8);
@@ -406,158 +454,4 @@ static inline int ajpcore_same_bytes(const unsigned char *a, const unsigned char
     return a[0] == b[0] && a[n >> 1] == b[n >> 1] && a[n - 1] == b[n - 1];  /* n <= 3: every byte */
 }
 
-/* ---------------------------------------------------------------------------
-   Numbers: the correctly rounded binary64 of a decimal literal, as float(text) gives it,
-   for the usual literals: Clinger's exact fast path (the significand and the power of ten
-   are both exact doubles), else the Eisel-Lemire algorithm (D. Lemire, "Number Parsing
-   at a Gigabyte per Second", Software: Practice and Experience 51(8), 2021, §5-6) over a
-   128-bit approximation of 5^q.  Whenever the result could be ambiguous (more than 19
-   significant digits, a subnormal or out-of-range result, a product too close to a
-   halfway point) the caller falls back to CPython's exact PyOS_string_to_double. */
-
-#define AJPCORE_POW5_MIN (-342)
-#define AJPCORE_POW5_MAX 308
-/* [q - AJPCORE_POW5_MIN] = {high, low} 64-bit words of 5^q scaled into [2^127, 2^128):
-   truncated for q >= 0, the reciprocal rounded up for q < 0 (filled at import by
-   decoder.pxi from exact integers). */
-static uint64_t ajpcore_pow5_128[AJPCORE_POW5_MAX - AJPCORE_POW5_MIN + 1][2];
-
-static const double ajpcore_exact_pow10[23] = {
-    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
-    1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
-};
-
-/* The binary64 bits (no sign) of w * 10^q, w != 0; 0 when undecided. */
-static int ajpcore_eisel_lemire(uint64_t w, int q, uint64_t *bits) {
-    const uint64_t *pow5 = ajpcore_pow5_128[q - AJPCORE_POW5_MIN];
-    int lz = __builtin_clzll(w);
-    unsigned __int128 product;
-    uint64_t hi, lo, mantissa;
-    int upperbit, power2;
-    w <<= lz;
-    product = (unsigned __int128)w * pow5[0];
-    hi = (uint64_t)(product >> 64);
-    lo = (uint64_t)product;
-    if ((hi & 0x1FF) == 0x1FF) {
-        /* The 9 bits below the 55 that decide the rounding are all ones: refine with the
-           low word of 5^q (exact for 5^q < 2^128, i.e. q <= 55). */
-        uint64_t second_hi = (uint64_t)(((unsigned __int128)w * pow5[1]) >> 64);
-        lo += second_hi;
-        if (second_hi > lo)
-            hi++;
-    }
-    if (lo == 0xFFFFFFFFFFFFFFFFULL && (q < -27 || q > 55))
-        return 0;  /* the approximation may be one unit short of a carry */
-    upperbit = (int)(hi >> 63);
-    mantissa = hi >> (upperbit + 9);
-    /* floor(log2(10^q)) + 63 via 217706 / 2^16 ~ log2(10), exact over the table's range */
-    power2 = ((q * (152170 + 65536)) >> 16) + 63 + upperbit - lz + 1023;
-    if (power2 <= 0)
-        return 0;  /* subnormal: the slow path */
-    if (lo <= 1 && q >= -4 && q <= 23 && (mantissa & 3) == 1 && (mantissa << (upperbit + 9)) == hi)
-        mantissa &= ~1ULL;  /* exactly halfway (5^q exact): round to even, i.e. down */
-    mantissa += mantissa & 1;
-    mantissa >>= 1;
-    if (mantissa >= (2ULL << 52)) {
-        mantissa = 1ULL << 52;
-        power2++;
-    }
-    mantissa &= ~(1ULL << 52);
-    if (power2 >= 0x7FF)
-        return 0;  /* overflow: the slow path says infinity */
-    *bits = mantissa | ((uint64_t)power2 << 52);
-    return 1;
-}
-
-/* p[i:end) is a number literal the JSON grammar accepted (RFC 8259 §6) with a fraction or an
-   exponent.  Returns 1 with *out = float(text), or 0 when the caller must use the slow path. */
-static int ajpcore_parse_double(const unsigned char *p, Py_ssize_t i, Py_ssize_t end, double *out) {
-    uint64_t w = 0, bits;
-    int negative = 0, digits = 0;
-    long q = 0;
-    double d;
-    if (p[i] == 0x2D) {
-        negative = 1;
-        i++;
-    }
-    for (; i < end && p[i] - 0x30u < 10u; i++) {
-        if (w == 0 && p[i] == 0x30)
-            continue;
-        if (++digits > 19)
-            return 0;
-        w = w * 10 + (p[i] - 0x30u);
-    }
-    if (i < end && p[i] == 0x2E) {
-        for (i++; i < end && p[i] - 0x30u < 10u; i++) {
-            q--;
-            if (w == 0 && p[i] == 0x30)
-                continue;
-            if (++digits > 19)
-                return 0;
-            w = w * 10 + (p[i] - 0x30u);
-        }
-    }
-    if (i < end && (p[i] | 0x20) == 0x65) {
-        int eneg = 0;
-        long e = 0;
-        i++;
-        if (p[i] == 0x2B || p[i] == 0x2D) {
-            eneg = p[i] == 0x2D;
-            i++;
-        }
-        for (; i < end && p[i] - 0x30u < 10u; i++)
-            if (e < 100000)
-                e = e * 10 + (p[i] - 0x30u);
-        q += eneg ? -e : e;
-    }
-    if (w == 0) {
-        *out = negative ? -0.0 : 0.0;
-        return 1;
-    }
-    if (q >= -22 && q <= 22 && w <= (1ULL << 53)) {
-        d = (double)w;  /* exact, and so is 10^|q|: one correctly rounded operation */
-        d = q < 0 ? d / ajpcore_exact_pow10[-q] : d * ajpcore_exact_pow10[q];
-        *out = negative ? -d : d;
-        return 1;
-    }
-    if (q < AJPCORE_POW5_MIN || q > AJPCORE_POW5_MAX || !ajpcore_eisel_lemire(w, (int)q, &bits))
-        return 0;
-    bits |= (uint64_t)negative << 63;
-    memcpy(out, &bits, sizeof bits);
-    return 1;
-}
-
 #endif  /* AJPCORE_DECODER_SCAN_H */
-
-/* A plain int at p[i..n) ("0", or 1-9 then at most 14 more digits, either after a '-') that
-   no fraction, exponent or further digit follows: its value (below 2^53) into *out and the
-   position after it; else -1, and the full number reader decides (errors included). */
-static inline Py_ssize_t ajpcore_scan_small_int(const unsigned char *p, Py_ssize_t i, Py_ssize_t n, long long *out) {
-    Py_ssize_t first;
-    int negative = 0;
-    long long v;
-    if (p[i] == '-') {
-        negative = 1;
-        if (++i >= n) return -1;
-    }
-    first = i;
-    if ((unsigned)(p[i] - '0') > 9u) return -1;
-    v = p[i++] - '0';
-    if (v != 0) {
-        while (i < n && (unsigned)(p[i] - '0') <= 9u) {
-            if (i - first >= 15) return -1;
-            v = v * 10 + (p[i++] - '0');
-        }
-    }
-    if (i < n && (p[i] == '.' || p[i] == 'e' || p[i] == 'E' || (unsigned)(p[i] - '0') <= 9u)) return -1;
-    *out = negative ? -v : v;
-    return i;
-}
-
-/* Whether the literal word[0..size) (true, false, null: 4 or 5 bytes) is at p[0..size). */
-static inline int ajpcore_literal_at(const unsigned char *p, const char *word, Py_ssize_t size) {
-    uint32_t a, b;
-    memcpy(&a, p, 4);
-    memcpy(&b, word, 4);
-    return a == b && (size == 4 || p[4] == (unsigned char)word[4]);
-}
