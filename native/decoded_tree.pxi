@@ -251,6 +251,13 @@ cdef inline int _tree_open(OpenTree* t, bint is_object) except -1:
     return 0
 
 
+cdef inline int _tree_inner(OpenTree* t) noexcept:
+    """The innermost open container: 0 none, 1 an array, 2 an object."""
+    if t.depth == 0:
+        return 0
+    return 2 if t.frames[t.depth - 1].is_object else 1
+
+
 cdef PyObject* _tree_close(OpenTree* t, Settled* s) except NULL:
     """Build the innermost open container from its members, and drop it and them from the
     stacks; a new reference."""

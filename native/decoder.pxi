@@ -294,7 +294,7 @@ cdef object _parse(Parser* self):
                 if c == 0x5D:
                     i += 1
                     v = _tree_close(t, &self.settled)
-                    inner = 0 if t.depth == 0 else 2 if t.frames[t.depth - 1].is_object else 1
+                    inner = _tree_inner(t)
                     continue
                 _fail(self, "expected `,` or `]`", i)
             if c == 0x2C:
@@ -304,7 +304,7 @@ cdef object _parse(Parser* self):
             if c == 0x7D:
                 i += 1
                 v = _tree_close(t, &self.settled)
-                inner = 0 if t.depth == 0 else 2 if t.frames[t.depth - 1].is_object else 1
+                inner = _tree_inner(t)
                 continue
             _fail(self, "expected `,` or `}`", i)
 
