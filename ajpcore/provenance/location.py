@@ -63,6 +63,7 @@ _SCHEME_PORT = 443
 # example), RFC 6762 (local), RFC 7686 (onion), RFC 8375 (home.arpa; and .arpa is
 # infrastructure only), RFC 9476 (alt), and ICANN's reserved private-use "internal" (2024).
 _SPECIAL_USE_TLDS = frozenset({"localhost", "local", "test", "invalid", "example", "onion", "arpa", "alt", "internal"})
+_BRACKETED_HOST = re.compile(r"https://\[", re.IGNORECASE)  # an IPv6 (or IPvFuture) literal
 _DECLARATION_URL = re.compile(r"https://(?P<host>[^/?#:@]*)(?::(?P<port>[0-9]*))?(?P<rest>[/?#].*)?", re.IGNORECASE | re.DOTALL)
 
 
@@ -415,6 +416,8 @@ def check_declaration_url(url: object, provenance_id: object) -> None:
         raise _refuse_url(url, "it is not a string")
     if _AMBIGUOUS_URL_CHARS.search(url):
         raise _refuse_url(url, "it holds whitespace, a control, a backslash or a non-ASCII character")
+    if _BRACKETED_HOST.match(url):
+        raise _refuse_url(url, "its host is an IP address")
     match = _DECLARATION_URL.fullmatch(url)
     if match is None:
         raise _refuse_url(url, "it is not https://<host>[:443]/<path> (https only, no userinfo)")
