@@ -16,7 +16,9 @@ readings and always says which one a signature verified under:
   verbatim.  The section's own worked example comes out byte for byte.
 - ``sdk``: what a2a-python 1.3 and @a2a-js/sdk 1.3 compute (measured, tests/interop-a2a):
   the card through their proto model (members the proto does not know are dropped,
-  implicit-presence defaults dropped, ``REQUIRED`` ignored), then every ``""``,
+  implicit-presence defaults dropped, ``REQUIRED`` ignored, a proto field name such as
+  ``protocol_binding`` read as its JSON name ``protocolBinding``, which wins when both are
+  present, as in @a2a-js/sdk), then every ``""``,
   ``null``, ``[]`` and ``{}`` dropped at every depth, ``Struct`` contents included,
   repeatedly until none is left.
 
@@ -42,6 +44,17 @@ DEFAULT_PROFILES: Tuple[str, ...] = PROFILES
 
 Path = Tuple[Union[str, int], ...]
 _ABSENT = object()
+
+
+def _proto_name(json_name: str) -> str:
+    # The proto field names are lower snake case, so the JSON name maps back one to one.
+    return "".join("_" + c.lower() if c.isupper() else c for c in json_name)
+
+
+_PROTO_NAMES: Dict[str, Dict[str, str]] = {
+    message: {_proto_name(name): name for name in fields if _proto_name(name) != name} for message, fields in FIELDS.items()
+}
+"""Per message, each proto field name that differs from its JSON name -> the JSON name."""
 
 
 def pointer(path: Path) -> str:
@@ -126,9 +139,12 @@ def _sdk_clean(value: Any, shape: Optional[str], map_of: bool, path: Path, dropp
 
 def _sdk_message(obj: Dict[str, Any], message: str, path: Path, dropped: List[str]) -> Dict[str, Any]:
     fields = FIELDS[message]
+    aliases = _PROTO_NAMES[message]
     out: Dict[str, Any] = {}
     for key, value in obj.items():
-        field = fields.get(key)
+        name = aliases.get(key, key)  # ProtoJSON parsers read the proto name as the field too
+        # Both spellings present: the JSON name wins, as in @a2a-js/sdk (a2a-python takes the other).
+        field = None if name != key and name in obj else fields.get(name)
         if field is None:  # the model has no place for it: dropped before canonicalization
             dropped.append(pointer(path + (key,)))
             continue
@@ -142,7 +158,7 @@ def _sdk_message(obj: Dict[str, Any], message: str, path: Path, dropped: List[st
         if cleaned is _ABSENT:
             dropped.append(pointer(path + (key,)))
         else:
-            out[key] = cleaned
+            out[name] = cleaned
     return out
 
 

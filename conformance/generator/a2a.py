@@ -170,7 +170,9 @@ def sdk_clean(value: Any, message: Optional[str], is_map: bool, at: str, out_ptr
         for name, v in value.items():
             here = at + "/" + name.replace("~", "~0").replace("/", "~1")
             if message is not None and not is_map:
-                info = _kind(message, name)
+                # a proto field name (snake case) reads as the field when its JSON name is absent
+                camel = name.split("_")[0] + "".join(w[:1].upper() + w[1:] for w in name.split("_")[1:])
+                info = _kind(message, camel) if camel == name or camel not in value else None
                 if info is None:
                     mine.append(here)
                     continue
@@ -184,7 +186,7 @@ def sdk_clean(value: Any, message: Optional[str], is_map: bool, at: str, out_ptr
             if got is _GONE:
                 mine.append(here)
             else:
-                out[name] = got
+                out[camel if message is not None and not is_map else name] = got
         if not out:
             return _GONE
         out_ptrs.extend(mine)
@@ -287,7 +289,7 @@ PAYLOAD_CARDS = [
     ("spec-example", "the worked example of A2A §8.4.1: `spec` must give the section's own text", SPEC_EXAMPLE),
     ("nested-defaults", "defaults at every depth: implicit scalars, REQUIRED empties, empty maps, Struct empties, null", NESTED_DEFAULTS),
     ("unknown-members", "members the proto does not know, at the top and nested (v0.3 `url`, `beta`)", UNKNOWN),
-    ("snake-case-alias", "a proto field name (`protocol_binding`) instead of its JSON name: not a field for ajpcore", SNAKE),
+    ("snake-case-alias", "a proto field name (`protocol_binding`) for its JSON name: read as the field under `sdk` (ProtoJSON), verbatim under `spec` and `served`", SNAKE),
 ]
 
 
