@@ -11,7 +11,8 @@ goes through ``ajpcore.keys`` (strict policy, libsodium or OpenSSL).
   spelling per byte string.
 - protected header: canonical base64url of UTF-8 JSON, read with ajpcore's strict
   decoder (I-JSON, duplicate names refused), a JSON object with string ``alg`` and
-  non-empty string ``kid``; ``typ`` (when present) ``JOSE``; ``jku`` a string; ``crit``
+  non-empty string ``kid``; ``typ`` (when present) ``JOSE``; ``jku`` a string (``null``, which
+  a2a-python writes when no URL is given, counts as absent); ``crit``
   refused unless it is exactly ``["b64"]`` with ``b64: true`` (RFC 7797: only the
   ordinary, encoded payload); ``b64`` anything but ``true`` refused.
 - algorithms: ``EdDSA`` (Ed25519), ``ES256`` (P-256, SHA-256, raw 64-byte ``r || s``
@@ -112,7 +113,10 @@ def parse_protected(text: Any) -> Dict[str, Any]:
         raise MalformedJws("`protected` header has no `kid` (A2A §8.4.2 requires one)")
     if "typ" in header and header["typ"] != "JOSE":
         raise MalformedJws(f"`protected` header `typ` must be `JOSE`, got {_show(header['typ'])}")
-    if "jku" in header and not isinstance(header["jku"], str):
+    if header.get("jku") is None:
+        # a2a-python's signer writes `"jku": null` when none is given: no URL, nothing to check.
+        header.pop("jku", None)
+    elif not isinstance(header["jku"], str):
         raise MalformedJws("`protected` header `jku` must be a string")
     if "crit" in header:
         crit = header["crit"]

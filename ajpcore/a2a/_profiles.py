@@ -115,9 +115,18 @@ def _sdk_clean(value: Any, shape: Optional[str], map_of: bool, path: Path, dropp
     if value is None or (isinstance(value, str) and not value):
         return _ABSENT
     if isinstance(value, (list, tuple)):
-        items = [_sdk_clean(v, shape, False, path + (i,), dropped) for i, v in enumerate(value)]
-        kept = [v for v in items if v is not _ABSENT]
-        return kept if kept else _ABSENT
+        gone: List[str] = []
+        kept = []
+        for i, v in enumerate(value):
+            cleaned = _sdk_clean(v, shape, False, path + (i,), gone)
+            if cleaned is _ABSENT:
+                gone.append(pointer(path + (i,)))
+            else:
+                kept.append(cleaned)
+        if not kept:
+            return _ABSENT
+        dropped.extend(gone)
+        return kept
     if isinstance(value, dict):
         mine: List[str] = []
         out: Dict[str, Any] = {}

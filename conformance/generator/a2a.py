@@ -162,7 +162,16 @@ def sdk_clean(value: Any, message: Optional[str], is_map: bool, at: str, out_ptr
     if value is None or value == "" and isinstance(value, str):
         return _GONE
     if isinstance(value, list):
-        kept = [v for v in (sdk_clean(v, message, False, f"{at}/{i}", out_ptrs) for i, v in enumerate(value)) if v is not _GONE]
+        lost: List[str] = []
+        kept = []
+        for i, v in enumerate(value):
+            got = sdk_clean(v, message, False, f"{at}/{i}", lost)
+            if got is _GONE:
+                lost.append(f"{at}/{i}")
+            else:
+                kept.append(got)
+        if kept:
+            out_ptrs.extend(lost)
         return kept or _GONE
     if isinstance(value, dict):
         mine: List[str] = []

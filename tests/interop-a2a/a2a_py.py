@@ -53,12 +53,14 @@ def verify(card: Dict[str, Any], jwks: Dict[str, Any], algorithms: Any = ("EdDSA
     """a2a-python's verdict on a received card: returns, or raises its refusal."""
     from a2a.client.card_resolver import parse_agent_card
     from jwt import PyJWK
+    from jwt.exceptions import PyJWKError
 
     by_kid = {k["kid"]: k for k in jwks["keys"]}
 
     def key_provider(kid: Any, jku: Any) -> Any:
-        jwk = by_kid[kid]
-        return PyJWK(jwk)
+        if kid not in by_kid:  # the SDK skips a signature only on a PyJWT error
+            raise PyJWKError(f"unknown kid {kid!r}")
+        return PyJWK(by_kid[kid])
 
     verifier = _sdk().create_signature_verifier(key_provider, list(algorithms))
     verifier(parse_agent_card(json.loads(json.dumps(card))))
