@@ -17,7 +17,7 @@ from ..errors import (
     UntrustedKey,
 )
 from ._jwk import KeySet
-from ._jws import ALGORITHMS, KEY_TYPES, PrivateKey, b64url_decode, b64url_encode, parse_protected, sign_input, signature_bytes, verify_signature
+from ._jws import ALGORITHMS, KEY_TYPES, check_shape, PrivateKey, b64url_decode, b64url_encode, parse_protected, sign_input, signature_bytes, verify_signature
 from ._profiles import DEFAULT_PROFILES, PROFILES, project
 
 __all__ = ["sign_card", "verify_card", "VerifiedCard", "SignatureReport"]
@@ -80,7 +80,7 @@ def sign_card(
     covered, _ = project(body, profile)
     data = sign_input(protected, _core.impl.canonicalize(covered))
     signature = b64url_encode(signature_bytes(alg, private_key, data))
-    signed = copy_json(body)
+    signed: Dict[str, Any] = copy_json(body)
     signed["signatures"] = [*copy_json(entries), {"protected": protected, "signature": signature}]
     return signed
 
@@ -257,7 +257,9 @@ def _check_entry(entry: Any, keys: KeySet, algorithms: Tuple[str, ...], allowed_
         raise UnsupportedAlgorithm(f"key `{kid}` is for `{trusted.alg}` only, the signature says `{alg}`")
     if KEY_TYPES[alg] != trusted.kty:
         raise UnsupportedAlgorithm(f"`alg` `{alg}` needs a {KEY_TYPES[alg]} key; key `{kid}` is {trusted.kty}")
-    return trusted.key, protected, b64url_decode(signature, "signature")
+    raw = b64url_decode(signature, "signature")
+    check_shape(alg, trusted.key, raw)
+    return trusted.key, protected, raw
 
 
 _SEVERITY = (BadSignature, MalformedJws, UnsupportedAlgorithm, UntrustedKey)

@@ -47,6 +47,7 @@ __all__ = [
     "b64url_decode",
     "parse_protected",
     "sign_input",
+    "check_shape",
     "signature_bytes",
     "verify_signature",
     "PublicKey",
@@ -191,29 +192,38 @@ def signature_bytes(alg: str, key: PrivateKey, data: bytes) -> bytes:
     raise KeyUsageError(f"cannot sign with `{type(key).__name__}`")  # pragma: no cover - key_fits said yes
 
 
+def check_shape(alg: str, key: PublicKey, signature: bytes) -> None:
+    """Refuse, before any payload is tried, a signature value whose length or scalars cannot be
+    valid for ``alg`` and ``key`` (``BadSignature``)."""
+    if isinstance(key, rsa.RSAPublicKey):
+        _check_rsa_size(key.key_size)
+        size = (key.key_size + 7) // 8
+        if len(signature) != size:
+            raise BadSignature(f"an {alg} signature under this key is {size} bytes, got {len(signature)}")
+        return
+    if len(signature) != 64:
+        raise BadSignature(f"an {alg} signature is 64 bytes{' (r || s)' if alg == 'ES256' else ''}, got {len(signature)}")
+    if alg == "ES256":
+        r, s = int.from_bytes(signature[:32], "big"), int.from_bytes(signature[32:], "big")
+        if not (0 < r < _P256_ORDER and 0 < s < _P256_ORDER):
+            raise BadSignature("ES256 signature has r or s outside 1..n-1")
+
+
 def verify_signature(alg: str, key: PublicKey, signature: bytes, data: bytes) -> None:
     """Check a JWS signature; ``BadSignature`` on a mismatch or an ill-formed signature value,
     ``UnsupportedAlgorithm`` when the key's type does not fit ``alg``."""
     if not key_fits(alg, key):
         raise UnsupportedAlgorithm(f"`alg` `{alg}` needs a {KEY_TYPES[alg]} key; the key for this `kid` is not one")
+    check_shape(alg, key, signature)
     if isinstance(key, Ed25519PublicKey):
-        if len(signature) != 64:
-            raise BadSignature(f"an EdDSA signature is 64 bytes, got {len(signature)}")
         key.verify(signature, data)
         return
     try:
         if isinstance(key, ec.EllipticCurvePublicKey):
-            if len(signature) != 64:
-                raise BadSignature(f"an ES256 signature is 64 bytes (r || s), got {len(signature)}")
             r, s = int.from_bytes(signature[:32], "big"), int.from_bytes(signature[32:], "big")
-            if not (0 < r < _P256_ORDER and 0 < s < _P256_ORDER):
-                raise BadSignature("ES256 signature has r or s outside 1..n-1")
             key.verify(encode_dss_signature(r, s), data, ec.ECDSA(hashes.SHA256()))
             return
         if isinstance(key, rsa.RSAPublicKey):
-            _check_rsa_size(key.key_size)
-            if len(signature) != (key.key_size + 7) // 8:
-                raise BadSignature(f"an {alg} signature under this key is {(key.key_size + 7) // 8} bytes, got {len(signature)}")
             if alg == "RS256":
                 key.verify(signature, data, padding.PKCS1v15(), hashes.SHA256())
             else:

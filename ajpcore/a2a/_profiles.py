@@ -31,7 +31,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional, Tuple, Union
 
 from .. import _core
-from ..errors import KeyUsageError
+from ..errors import EncodeError, KeyUsageError, format_path
 from ._fields import FIELDS
 
 __all__ = ["PROFILES", "DEFAULT_PROFILES", "project", "payload", "pointer"]
@@ -112,6 +112,8 @@ def _spec_value(value: Any, kind: str, ftype: str, path: Path, dropped: List[str
 
 def _sdk_clean(value: Any, shape: Optional[str], map_of: bool, path: Path, dropped: List[str]) -> Any:
     """The value cleaned, or _ABSENT; ``shape``: a message name, or None for free JSON (Struct, scalars)."""
+    if len(path) > _core.impl.MAX_DEPTH:  # the canonical writer's bound, met before it runs: never RecursionError
+        raise EncodeError(f"nesting deeper than {_core.impl.MAX_DEPTH} levels", format_path(path))
     if value is None or (isinstance(value, str) and not value):
         return _ABSENT
     if isinstance(value, (list, tuple)):
