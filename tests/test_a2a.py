@@ -419,3 +419,22 @@ def test_twins_agree_on_every_pack_payload(twins):
         for profile, text in case["payloads"].items():
             covered = a2a._profiles.project(case["card"], profile)[0]
             assert native.canonicalize(covered) == pure.canonicalize(covered) == text.encode()
+
+
+def _entry_strategy():
+    from ajpcore.strategies import json_values
+
+    header = st.fixed_dictionaries({}, optional={"alg": st.sampled_from(["EdDSA", "ES256", "none", "HS256"]) | json_values(),
+                                                 "kid": st.sampled_from(["ed", "ec"]) | json_values(), "typ": json_values(),
+                                                 "crit": json_values(), "b64": json_values(), "jku": json_values()})
+    protected = header.map(lambda h: b64u(ajpcore.canonicalize(h))) | st.text(max_size=12) | json_values()
+    return st.fixed_dictionaries({}, optional={"protected": protected, "signature": st.text("AQgw-_", max_size=90) | json_values(),
+                                               "header": json_values()}) | json_values()
+
+
+@settings(max_examples=100)
+@given(st.lists(st.deferred(_entry_strategy), min_size=1, max_size=3))
+def test_hostile_signature_entries_end_in_a_signature_error(entries):
+    with pytest.raises(ajpcore.SignatureError) as info:
+        a2a.verify_card(dict(CARD, signatures=entries), JWKS)
+    assert [r.valid for r in info.value.reports] == [False] * len(entries)
