@@ -1,10 +1,9 @@
 """The JWS pieces of an Agent Card signature (RFC 7515 flattened form, detached payload).
 
-Written here rather than taken from PyJWT, jwcrypto or joserfc because each of them
-parses the protected header with ``json.loads`` (duplicate names silently keep the
-last one), decodes base64url leniently (padding and, in PyJWT, stray characters
-tolerated) and lets the token choose the algorithm family; the rules below are
-ajpcore's strict ones.  All cryptography is pyca/cryptography (OpenSSL), and Ed25519
+Written here rather than taken from a JOSE library: PyJWT (measured through
+a2a-python) reads the protected header with ``json.loads``, so duplicate names keep the
+last one and lone surrogates pass; jwcrypto and joserfc would need every rule below
+re-checked around them (docs/a2a.md says more).  The rules below are ajpcore's strict ones.  All cryptography is pyca/cryptography (OpenSSL), and Ed25519
 goes through ``ajpcore.keys`` (strict policy, libsodium or OpenSSL).
 
 - base64url (RFC 7515 §2): the URL-safe alphabet, no padding, zero pad bits; one
