@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from .. import _core, ajp
 from ..errors import (
-    AjpError as AjpErrorBase,
+    AjpError,
     BadSignature,
     DecodeError,
     EncodeError,
@@ -191,7 +191,7 @@ def _a2a_answer(case: Dict[str, Any]) -> Tuple[str, Any]:
             return "valid", None
         result = a2a.verify_card(case["card"], keys, algorithms=case.get("algorithms"), profile=case.get("profile"),
                                  allowed_jku=case.get("allowed_jku"))
-    except (AjpErrorBase, ValueError) as exc:
+    except (AjpError, ValueError) as exc:
         return a2a_refusal_kind(exc), None
     return "valid", result
 
