@@ -123,9 +123,20 @@ def load_object(data: bytes) -> dict[str, Any]:
 
 
 def write(data: bytes) -> None:
-    """Write to standard output and flush (a closed pipe surfaces here, and ``main`` ends quietly)."""
-    sys.stdout.buffer.write(data)
-    sys.stdout.buffer.flush()
+    """Write all of ``data`` to standard output and flush (a closed pipe surfaces here, and ``main`` ends quietly).
+
+    ``BufferedWriter.write`` returns a short count, without raising, when the reader closes
+    the pipe in the middle of a large write (CPython keeps the error for the next call), so
+    the rest is written until it is all out or the closed pipe raises ``BrokenPipeError``.
+    """
+    out = sys.stdout.buffer
+    rest = memoryview(data)
+    while rest:
+        written = out.write(rest)
+        if not written:  # None (a non-blocking stdout that would block) or 0: nothing went out
+            raise BlockingIOError("standard output accepts no more bytes")
+        rest = rest[written:]
+    out.flush()
 
 
 def secret_from_env(name: str) -> bytes:
