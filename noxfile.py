@@ -153,7 +153,7 @@ def docs(session: nox.Session) -> None:
     session.log(f"site built in {site}")
     session.run(
         "python", "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider", "-s",
-        "tests/test_docs_site.py", "tests/test_docs_snippets.py", "tests/test_docs_frictions.py",
+        "tests/test_docs_site.py", "tests/test_docs_snippets.py",
         env={"AJPCORE_DOCS_SITE": str(site), "PYTHONPATH": str(ROOT)},
     )
 # --- end docs ---------------------------------------------------------------------------------------
