@@ -422,4 +422,4 @@ def test_readme_error_table_gives_every_code_its_status():
         assert rows[code][0] == 403, code
     classes = sources.table_rows(sources.error_code_table())
     for cls in DOCUMENTED_CLASSES:
-        assert (int(classes[cls.__name__][2]), classes[cls.__name__][3]) == (cls.status, f"`{cls.code}`"), cls
+        assert (int(classes[cls.__name__][1]), classes[cls.__name__][2]) == (cls.status, f"`{cls.code}`"), cls

@@ -9,11 +9,30 @@ both twins share (``ajpcore/_core_c.pyi``) with the docstring of the pure twin
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import griffe
 
 CORE_NAMES = ("canonicalize", "canonicalize_into", "decode", "HmacSigner", "MAX_DEPTH")
+
+# A reST literal whose text ends in a backtick (``<reason> - at `<path>```) is no Markdown code
+# span; padded with spaces (`` <reason> - at `<path>` ``) it is one, in both languages.
+_REST_LITERAL = re.compile(r"``(?!\s)(.+?)``(?!`)")
+
+
+def _markdown_literals(text: str) -> str:
+    return _REST_LITERAL.sub(lambda m: f"`` {m.group(1)} ``" if "`" in m.group(1) else m.group(0), text)
+
+
+def _fix_docstrings(obj: Any, seen: set) -> None:
+    if obj.is_alias or id(obj) in seen:
+        return
+    seen.add(id(obj))
+    if obj.docstring is not None:
+        obj.docstring.value = _markdown_literals(obj.docstring.value)
+    for member in obj.members.values():
+        _fix_docstrings(member, seen)
 
 
 def _with_docstrings(stub: Any, twin: Any) -> Any:
@@ -32,6 +51,7 @@ class CoreTwinNames(griffe.Extension):
     def on_package(self, *, pkg: griffe.Module, loader: griffe.GriffeLoader, **kwargs: Any) -> None:
         if pkg.path != "ajpcore":
             return
+        _fix_docstrings(pkg, set())
         twin = loader.modules_collection["ajpcore._core_py"]
         stubs = pkg.members.get("_core_c")
         for name in CORE_NAMES:

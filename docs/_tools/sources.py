@@ -221,14 +221,15 @@ def error_classes() -> List[type]:
 
 
 def error_code_table() -> str:
-    """The Markdown table of every ajpcore exception: class, builtins it also is, HTTP status, code, meaning."""
+    """The Markdown table of every ajpcore exception: class (and what else it is), HTTP status, code, meaning."""
     errors = source_errors_module()
-    rows = ["| class | also a | HTTP | code | raised when |", "|---|---|---|---|---|"]
+    rows = ["| class | HTTP | code | raised when |", "|---|---|---|---|"]
     for cls in error_classes():
         builtins = [b.__name__ for b in cls.__mro__[1:] if b.__module__ == "builtins" and b not in (Exception, BaseException, object)]
         parent = next(b.__name__ for b in cls.__mro__[1:] if b.__module__ == errors.__name__ or b is Exception)
-        also = ", ".join([f"`{parent}`"] * (parent != "Exception") + [f"`{b}`" for b in builtins]) or "-"
-        rows.append(f"| `{cls.__name__}` | {also} | {cls.status} | `{cls.code}` | {_first_sentence(cls.__doc__)} |")
+        also = ([parent] if parent != "Exception" else []) + builtins
+        name = f"`{cls.__name__}`" + (f"<br>(a {', '.join(f'`{b}`' for b in also)})" if also else "")
+        rows.append(f"| {name} | {cls.status} | `{cls.code}` | {_first_sentence(cls.__doc__)} |")
     return "\n".join(rows)
 
 
@@ -249,7 +250,8 @@ def table_rows(table: str) -> Dict[str, List[str]]:
     rows: Dict[str, List[str]] = {}
     for line in table.strip().splitlines()[2:]:
         cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))]
-        rows[cells[0].strip("`")] = cells
+        first = re.match(r"`([^`]+)`", cells[0])
+        rows[first.group(1) if first else cells[0]] = cells
     return rows
 
 
@@ -269,10 +271,40 @@ def expand_error_table(markdown: str) -> str:
     return markdown.replace(ERROR_TABLE_MARKER, error_code_table())
 
 
+ESCAPED_TICK_SPAN_RE = re.compile(r"(?<![`\\])`((?:\\`|[^`\n])*?\\`(?:\\`|[^`\n])*?)`(?!`)")
+
+
+def fix_code_spans(markdown: str) -> str:
+    r"""Code spans as GitHub and Python-Markdown both show them, outside code fences.
+
+    A span holding backslash-escaped backticks (which no Markdown honours inside a code span)
+    becomes a double-backtick span with plain backticks inside, and an escaped pipe inside a
+    table row's code span (GitHub's escape there) a plain pipe (Python-Markdown does not split
+    a row at a pipe inside backticks).
+    """
+    lines = markdown.split("\n")
+
+    def double(m: "re.Match[str]") -> str:
+        return "`` " + m.group(1).replace("\\`", "`") + " ``"
+
+    def pipes(m: "re.Match[str]") -> str:
+        return m.group(0).replace("\\|", "|")
+
+    for i, in_code in _outside_fences(lines):
+        if in_code:
+            continue
+        line = ESCAPED_TICK_SPAN_RE.sub(double, lines[i])
+        if line.lstrip().startswith("|"):
+            line = re.sub(r"(?<!`)`[^`\n]+`(?!`)", pipes, line)
+        lines[i] = line
+    return "\n".join(lines)
+
+
 def render_source(markdown: str, page_src_uri: str) -> str:
-    """A page's Markdown as the site shows it: includes, error table, links to missing optional pages."""
+    """A page's Markdown as the site shows it: includes, error table, code spans, links to missing optional pages."""
     text = expand_includes(markdown, page_src_uri)
     text = expand_error_table(text)
+    text = fix_code_spans(text)
     return unlink_missing_optional(text, page_src_uri)
 
 
