@@ -151,10 +151,9 @@ def docs(session: nox.Session) -> None:
     session.chdir(ROOT)
     session.run("mkdocs", "build", "--strict", "--site-dir", str(site), env={"NO_MKDOCS_2_WARNING": "1"})
     session.log(f"site built in {site}")
-    session.run(
-        "python", "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider", "-s",
-        "tests/test_docs_site.py", "tests/test_docs_snippets.py",
-        env={"AJPCORE_DOCS_SITE": str(site), "PYTHONPATH": str(ROOT)},
-    )
+    env = {"AJPCORE_DOCS_SITE": str(site), "PYTHONPATH": str(ROOT)}
+    pytest = ("python", "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider")
+    session.run(*pytest, "tests/test_docs_snippets.py", env=env)
+    session.run(*pytest, "-s", "tests/test_docs_site.py", env=env)  # -s: it prints where the screenshots are
 # --- end docs ---------------------------------------------------------------------------------------
 
