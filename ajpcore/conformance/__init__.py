@@ -1,10 +1,11 @@
 """The AJP conformance pack: plain JSON cases any implementation can run, and ajpcore's runner.
 
-The pack is four files, each ``{"version": 1, "cases": [...]}`` (the field contract is
-in the README, section "Conformance"): ``canonical.json`` (JSON text to RFC 8785 text),
+The pack is five files, each ``{"version": 1, "cases": [...]}`` (the field contract is
+in the README, section "Conformance"; ``a2a.json``'s in docs/a2a.md): ``canonical.json`` (JSON text to RFC 8785 text),
 ``signatures.json`` (signed bodies and their verdict), ``decode.json`` (bytes an I-JSON
-receiver accepts or refuses) and ``envelopes.json`` (whole JobOffers and the HTTP
-status a strict receiver answers).  The same files live in the repository's
+receiver accepts or refuses), ``envelopes.json`` (whole JobOffers and the HTTP
+status a strict receiver answers) and ``a2a.json`` (A2A Agent Card payloads per
+canonicalization profile, signed cards and key sets with their verdict).  The same files live in the repository's
 ``conformance/`` folder (made by ``conformance/generate.py``) and, for installed
 copies, in this package's ``pack/`` folder; a test keeps the two identical.
 
@@ -26,13 +27,14 @@ from . import runner
 __all__ = ["PACK_FILES", "PACK_VERSION", "CaseFailure", "PackError", "Report", "export", "load_pack", "run"]
 
 PACK_VERSION = 1
-PACK_FILES: Tuple[str, ...] = ("canonical.json", "signatures.json", "decode.json", "envelopes.json")
+PACK_FILES: Tuple[str, ...] = ("canonical.json", "signatures.json", "decode.json", "envelopes.json", "a2a.json")
 
 _CHECKS: Dict[str, Callable[[List[Dict[str, Any]]], List[Tuple[str, str]]]] = {
     "canonical.json": runner.check_canonical,
     "signatures.json": runner.check_signatures,
     "decode.json": runner.check_decode,
     "envelopes.json": runner.check_envelopes,
+    "a2a.json": runner.check_a2a,
 }
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -84,6 +86,7 @@ _REQUIRED = {
     "signatures.json": ("body", "expect"),
     "decode.json": ("input_b64", "expect"),
     "envelopes.json": ("message_b64", "now", "expect_status"),
+    "a2a.json": (),
 }
 
 
