@@ -9,6 +9,9 @@
 - ``mypy``: ``mypy --strict -p ajpcore``.
 - ``package``: ``python -m build``; the wheel, and the sdist built without a compiler,
   each installed in a fresh venv outside the clone, run ``ajpcore --version`` and the demo.
+- ``docs``: the documentation site (mkdocs.yml, docs/), built ``--strict``, then checked by
+  tests/test_docs_site.py (pages, nav, links, API names, headless Chromium) and
+  tests/test_docs_snippets.py (every ``python`` block of every page runs).
 - ``a2a_interop``: ``ajpcore.a2a`` against the pinned A2A SDKs (a2a-python in its own venv,
   @a2a-js/sdk from ``.ci/run``'s npm ci of tests/interop-a2a).
 """
@@ -132,6 +135,29 @@ def package(session: nox.Session) -> None:
         session.error(f"AJPCORE_REQUIRE_EXTENSIONS on a pure install said: {refusal.strip()[-400:]}")
     session.log("AJPCORE_REQUIRE_EXTENSIONS on the pure install: " + refusal.strip().splitlines()[-1])
 
+
+# --- docs: the documentation site (issue 24) ------------------------------------------------------
+# Builds the site with the pinned docs/requirements.txt (warnings are errors: mkdocs.yml sets
+# strict, and validation of links and anchors), then runs the site checks and every page's
+# examples on the source tree's pure core (the native core is tested by the tests-3.X jobs; not
+# compiling it here keeps the job short). Chromium (Debian's `chromium`) must be on PATH:
+# .ci/run installs it when missing. Screenshots land in AJPCORE_DOCS_SCREENSHOTS or a temporary
+# directory the test prints.
+@nox.session(python=TOOLS_PYTHON)
+def docs(session: nox.Session) -> None:
+    """Build the documentation site strictly; check its pages, links and API; run every example; open it in Chromium."""
+    _clean_env(session, AJPCORE_NO_EXTENSIONS="1")
+    runtime = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]["dependencies"]
+    session.install("-r", str(ROOT / "docs" / "requirements.txt"), *runtime, "pytest>=7", "hypothesis>=6.100")
+    site = Path(tempfile.mkdtemp(prefix="ajpcore-site-"))
+    session.chdir(ROOT)
+    session.run("mkdocs", "build", "--strict", "--site-dir", str(site), env={"NO_MKDOCS_2_WARNING": "1"})
+    session.log(f"site built in {site}")
+    env = {"AJPCORE_DOCS_SITE": str(site), "PYTHONPATH": str(ROOT)}
+    pytest = ("python", "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider")
+    session.run(*pytest, "tests/test_docs_snippets.py", env=env)
+    session.run(*pytest, "-s", "tests/test_docs_site.py", env=env)  # -s: it prints where the screenshots are
+# --- end docs ---------------------------------------------------------------------------------------
 
 # --- A2A SDK interop (issue 22) ------------------------------------------------------------------
 # a2a-python in a venv of its own, so its dependencies (protobuf, PyJWT, httpx, pydantic...) never

@@ -306,7 +306,8 @@ class SenderIdentityError(AjpError):
     ``DECLARATION_ID_MISMATCH``, ``KEY_ROTATED``, ``NO_PUBLIC_KEY``,
     ``NO_DECLARATION_URL``, ``DECLARATION_UNPARSEABLE``,
     ``SENDER_IDENTITY_FAILED``) or one of ajpcore's own
-    (``CAPABILITY_NOT_DECLARED``, ``KEY_ROTATION_REFUSED``), listed in the README.
+    (``CAPABILITY_NOT_DECLARED``, ``KEY_ROTATION_REFUSED``, ``DECLARATION_URL_REFUSED``,
+    ``PROVENANCE_ID_NOT_CANONICAL``, ``PROVENANCE_ID_INVALID``), listed in docs/provenance.md.
     """
 
     status = 403
