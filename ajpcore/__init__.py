@@ -16,6 +16,7 @@ from .errors import (
     BadSignature,
     BudgetRefused,
     Busy,
+    DeclarationUnreachable,
     DecodeError,
     EncodeError,
     InvalidMessage,
@@ -26,6 +27,7 @@ from .errors import (
     KeyUsageError,
     LegacySignature,
     MalformedSignature,
+    RecipientMismatch,
     ReplayedMessage,
     SchemaError,
     SenderIdentityError,
@@ -120,4 +122,6 @@ __all__ = [
     "KeyRotated",
     "KeyRotationRefused",
     "KeyPinsCorrupt",
+    "RecipientMismatch",
+    "DeclarationUnreachable",
 ]

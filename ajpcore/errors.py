@@ -369,3 +369,46 @@ class KeyPinsCorrupt(AjpError, ValueError):
 
 
 __all__ += ["SenderIdentityError", "KeyRotated", "KeyRotationRefused", "KeyPinsCorrupt"]
+
+
+# -- the receiver (issue 21): offers for someone else, declarations that cannot be fetched --
+
+
+class RecipientMismatch(AjpError):
+    """An offer addressed to someone else (HTTP 403, ``WRONG_RECIPIENT``).
+
+    Its ``to.provenance_id`` is not one of the receiver's own ids: an agent that
+    received an offer signed for it could otherwise relay it to another agent,
+    which would run it.  ``.addressed_to`` is the offer's ``to.provenance_id``.
+    """
+
+    status = 403
+    code = "WRONG_RECIPIENT"
+
+    def __init__(self, addressed_to: str) -> None:
+        self.addressed_to = addressed_to
+        super().__init__(f"the offer is addressed to `{addressed_to}`, which is not this receiver")
+
+    def __reduce__(self) -> Any:
+        return (type(self), (self.addressed_to,))
+
+
+class DeclarationUnreachable(SenderIdentityError):
+    """The sender's declaration could not be fetched (HTTP 403, ``DECLARATION_UNREACHABLE``, the SDK's code).
+
+    A host's declaration resolver raises it (a timeout, a refused connection, a
+    status other than 200, a body over its size limit); ``ajp.Receiver`` also
+    raises it for an ``OSError`` the resolver lets out.  Never an acceptance:
+    "could not check" is not "checked".
+    """
+
+    code = "DECLARATION_UNREACHABLE"
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason, "DECLARATION_UNREACHABLE")
+
+    def __reduce__(self) -> Any:
+        return (type(self), (str(self),))
+
+
+__all__ += ["RecipientMismatch", "DeclarationUnreachable"]

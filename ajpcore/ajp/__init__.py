@@ -21,8 +21,11 @@ copy.  The nested free-form JSON values (``task.input``, ``context.memory``,
 
 Acceptance: ``validate_offer`` reproduces the reference SDK's ``validateOffer``
 (messages included) and adds a strict mode; ``receive_offer`` runs the whole
-receive path (decode, strict validation, signature, replay guard) and raises an
-``AjpError`` whose ``.status`` and ``error_response`` give the HTTP answer.
+receive path (decode, strict validation, recipient, sender identity, signature,
+replay guard) and raises an ``AjpError`` whose ``.status`` and
+``error_response`` give the HTTP answer; ``Receiver`` is that policy configured
+once, with the answers of the three AJP endpoints (``POST /jobs``,
+``GET /jobs/:id``, ``POST /jobs/:id/ack``).
 """
 
 
@@ -62,10 +65,12 @@ from ._messages import (
 )
 from ._model import _EMPTY, _MISSING, _Envelope, _part_schema, _schema
 from ._build import DEFAULT_BUDGET, new_offer, new_result
-from ._receive import receive_offer
+from ._receive import ANY_RECIPIENT, SPEC_CAPABILITIES, Capabilities, Recipients, offer_digest, receive_offer
+from ._answers import AckAnswer, HttpAnswer, JobStatusName, OfferAnswer, ack_answer, refusal_answer, status_answer
+from ._receiver import DeclarationResolver, ReceivedOffer, Receiver, Secret, SecretLookup
 from ._subset import SignedSubset
 from ._replay import MAX_JOB_ID_LENGTH, MemoryReplayGuard, ReplayGuard, replay_identity
-from ._sender import DELEGATION_CAPABILITY, SenderIdentity, verify_sender
+from ._sender import DELEGATION_CAPABILITY, IdentityCache, SenderIdentity, verify_sender
 from ._rules import (
     DEFAULT_MAX_LIFETIME_SECONDS,
     DEFAULT_SKEW_SECONDS,
@@ -96,6 +101,24 @@ __all__ = [
     "OfferCheck",
     "validate_offer",
     "receive_offer",
+    "ANY_RECIPIENT",
+    "SPEC_CAPABILITIES",
+    "Receiver",
+    "ReceivedOffer",
+    "IdentityCache",
+    "offer_digest",
+    "HttpAnswer",
+    "OfferAnswer",
+    "AckAnswer",
+    "refusal_answer",
+    "status_answer",
+    "ack_answer",
+    "Recipients",
+    "Capabilities",
+    "Secret",
+    "SecretLookup",
+    "DeclarationResolver",
+    "JobStatusName",
     "verify_sender",
     "SenderIdentity",
     "DELEGATION_CAPABILITY",
