@@ -31,7 +31,7 @@ from __future__ import annotations
 # Private names of the former single module stay importable from here (the
 # package split moved them, callers outside it may still reach for them).
 # ruff: noqa: F401
-from ..errors import BudgetRefused, Busy, InvalidMessage, ReplayedMessage, TrustRefused
+from ..errors import BudgetRefused, Busy, InvalidMessage, ReplayedMessage, StateUnavailable, TrustRefused
 from ._errors import _TITLES, error_response
 from ._messages import (
     JOB_STATUSES,
@@ -64,7 +64,15 @@ from ._model import _EMPTY, _MISSING, _Envelope, _part_schema, _schema
 from ._build import DEFAULT_BUDGET, new_offer, new_result
 from ._receive import receive_offer
 from ._subset import SignedSubset
-from ._replay import MAX_JOB_ID_LENGTH, MemoryReplayGuard, ReplayGuard, replay_identity
+from ._replay import (
+    MAX_JOB_ID_LENGTH,
+    AsyncReplayGuard,
+    MemoryReplayGuard,
+    Quota,
+    Quotas,
+    ReplayGuard,
+    replay_identity,
+)
 from ._sender import DELEGATION_CAPABILITY, SenderIdentity, verify_sender
 from ._rules import (
     DEFAULT_MAX_LIFETIME_SECONDS,
@@ -105,7 +113,10 @@ __all__ = [
     "new_job_id",
     "replay_identity",
     "ReplayGuard",
+    "AsyncReplayGuard",
     "MemoryReplayGuard",
+    "Quota",
+    "Quotas",
     "MAX_JOB_ID_LENGTH",
     "SignedSubset",
     "error_response",
@@ -118,4 +129,5 @@ __all__ = [
     "Busy",
     "InvalidMessage",
     "ReplayedMessage",
+    "StateUnavailable",
 ]

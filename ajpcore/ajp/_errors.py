@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Tuple
 
-from ..errors import AjpError, Busy, DecodeError, InvalidMessage, ValidationError
+from ..errors import AjpError, Busy, DecodeError, InvalidMessage, StateUnavailable, ValidationError
 from ._messages import ErrorBody
 
 
@@ -18,11 +18,16 @@ def error_response(exc: BaseException) -> Tuple[int, ErrorBody]:
     400 ``{"error": "Invalid JobOffer", "errors": [...]}`` for malformed or invalid
     offers (one line per problem); 401 ``{"error": "Invalid signature", "code":
     ..., "reason": ...}`` (``LEGACY_SIGNATURE`` for pre-0.3 senders); 402, 403 and
-    409 with ``code`` and ``reason``; 429 with ``retry_after``.  Any other
+    409 with ``code`` and ``reason``; 429 with ``retry_after``; 503
+    ``STATE_UNAVAILABLE`` with ``retry_after`` and a fixed reason (the store's
+    own message, which may name files or hosts, stays in the log).  Any other
     exception is a 500 ``{"error": "Internal error"}`` that reveals nothing.
     """
     if isinstance(exc, Busy):
         return 429, ErrorBody(error=_TITLES[429], code=exc.code, reason=str(exc), retry_after=exc.retry_after)
+    if isinstance(exc, StateUnavailable):
+        reason = "the receiver cannot reach its replay or key-pin store; retry later"
+        return 503, ErrorBody(error="Service unavailable", code=exc.code, reason=reason, retry_after=exc.retry_after)
     if isinstance(exc, InvalidMessage):
         return 400, ErrorBody(error=_TITLES[400], code=exc.code, errors=list(exc.errors))
     if isinstance(exc, ValidationError):

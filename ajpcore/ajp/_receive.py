@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any, Optional, Sequence, Union
 
 from ..errors import InvalidMessage, KeyUsageError
 from ..provenance.pins import KeyPins
+from ..signing import signing_bytes
 from ._messages import JobOffer
 from ._replay import ReplayGuard, replay_identity
 from ._rules import DEFAULT_MAX_LIFETIME_SECONDS, DEFAULT_SKEW_SECONDS, _now_micros, _typed_offer_errors
@@ -64,6 +66,7 @@ def receive_offer(
     offer.verify(secret=secret, public_key=public_key, any_scheme=True)
     if replay_guard is not None:
         replay_guard.admit(
-            replay_identity(secret=secret, public_key=public_key), raw["job_id"], expires_at_us=expires_us, now_us=now_us
+            replay_identity(secret=secret, public_key=public_key), raw["job_id"], expires_at_us=expires_us, now_us=now_us,
+            digest=hashlib.sha256(signing_bytes(raw)).digest(),  # tells a byte-identical retry from another body
         )
     return offer
