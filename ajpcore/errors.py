@@ -237,10 +237,23 @@ class ReplayedMessage(AjpError):
     409 rather than 400: the offer itself is well formed and authentic; it
     conflicts with the receiver's state, and a sender retrying after a lost
     response learns its first delivery was received.
+
+    ``.same_body`` is True when the replay guard holds a digest of the accepted
+    offer and it equals the digest of this one (a byte-identical retry of the
+    signed content, which a receiver may answer as it answered the first); False
+    when either digest is missing or they differ (another body under a job id
+    already taken).
     """
 
     status = 409
     code = "REPLAY"
+
+    def __init__(self, reason: str = "this job was already received", *, same_body: bool = False) -> None:
+        self.same_body = bool(same_body)
+        super().__init__(reason)
+
+    def __reduce__(self) -> Any:
+        return (_rebuild_replayed, (str(self), self.same_body))
 
 
 class BudgetRefused(AjpError):
@@ -271,7 +284,38 @@ class Busy(AjpError):
         return (type(self), (str(self), self.retry_after))
 
 
+def _rebuild_replayed(reason: str, same_body: bool) -> "ReplayedMessage":
+    return ReplayedMessage(reason, same_body=same_body)
+
+
+class StateUnavailable(AjpError, OSError):
+    """The receiver's shared state (replay guard, key pins) cannot answer (HTTP 503, ``STATE_UNAVAILABLE``).
+
+    Raised for every store failure: unreachable or timed-out server, out of
+    memory, a database locked past its busy timeout, a corrupt or read-only
+    file, a server configured to evict keys.  Never an acceptance: a guard that
+    cannot tell whether an offer was seen refuses it.  ``.retry_after`` is the
+    number of seconds (int, at least 1) a client should wait before retrying.
+    Also an ``OSError``, so code that caught the ``OSError`` of a failed pin
+    file write keeps working.
+    """
+
+    status = 503
+    code = "STATE_UNAVAILABLE"
+
+    def __init__(self, reason: str, retry_after: int = 1) -> None:
+        self.retry_after = max(1, int(retry_after))
+        AjpError.__init__(self, reason)
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+    def __reduce__(self) -> Any:
+        return (type(self), (str(self), self.retry_after))
+
+
 __all__ += [
+    "StateUnavailable",
     "SchemaError",
     "TimestampError",
     "InvalidMessage",

@@ -358,18 +358,18 @@ def test_replay_is_409_and_keyed_by_the_verifying_key(core):
 
 
 def test_replay_guard_forgets_only_after_expiry_plus_skew():
-    guard = ajp.MemoryReplayGuard(max_entries=2, skew=300)
+    guard = ajp.MemoryReplayGuard(max_entries=2, skew=300)  # one pair per sender (a sender may not fill it)
     second = 1_000_000
     guard.admit("k", "job_a", expires_at_us=100 * second, now_us=0)
     with pytest.raises(ReplayedMessage):
         guard.admit("k", "job_a", expires_at_us=100 * second, now_us=399 * second)
-    guard.admit("k", "job_b", expires_at_us=1000 * second, now_us=1 * second)
+    guard.admit("k2", "job_b", expires_at_us=1000 * second, now_us=1 * second)
     with pytest.raises(Busy) as info:  # full of live entries: refuse, never forget
-        guard.admit("k", "job_c", expires_at_us=1000 * second, now_us=200 * second)
+        guard.admit("k3", "job_c", expires_at_us=1000 * second, now_us=200 * second)
     assert info.value.status == 429 and info.value.retry_after == 200  # job_a is held until 400 s
     status, body = ajp.error_response(info.value)
     assert status == 429 and body.retry_after == 200
-    guard.admit("k", "job_c", expires_at_us=1000 * second, now_us=400 * second)  # job_a evicted
+    guard.admit("k3", "job_c", expires_at_us=1000 * second, now_us=400 * second)  # job_a evicted
     assert len(guard) == 2
     guard.admit("k", "job_a", expires_at_us=2000 * second, now_us=1400 * second)  # job_b evicted, a re-admitted
 
@@ -433,7 +433,7 @@ def test_replay_guard_bounds_what_it_stores():
     with pytest.raises(TypeError):
         guard.admit(b"k", "job_ok", expires_at_us=10, now_us=0)  # type: ignore[arg-type]
     assert len(guard) == 1
-    for bad in (0, -1, 1.5, True, None):
+    for bad in (0, -1, 1.5, True, 100_000, {"k": 0}, {"k": 100_000}):  # 100,000 would let one sender fill it
         with pytest.raises(ValueError, match="max_per_identity"):
             ajp.MemoryReplayGuard(max_per_identity=bad)  # type: ignore[arg-type]
 
@@ -515,11 +515,14 @@ def test_clear_hmac_cache_also_forgets_the_replay_identities(core, monkeypatch):
 
 
 def test_receive_admits_with_the_expiry_the_rules_read():
+    import hashlib
+
+    from ajpcore import signing_bytes
     from ajpcore.timestamps import instant_micros, timestamp_micros
 
     class Recording:
-        def admit(self, identity, job_id, *, expires_at_us, now_us):
-            self.seen = (identity, job_id, expires_at_us, now_us)
+        def admit(self, identity, job_id, *, expires_at_us, now_us, digest=None):
+            self.seen = (identity, job_id, expires_at_us, now_us, digest)
 
     guard = Recording()
     offer = ajp.receive_offer(_bytes(VECTORS["offer-human-hmac-jcs"]), now=NOW, secret=SECRET, replay_guard=guard)
@@ -528,6 +531,7 @@ def test_receive_admits_with_the_expiry_the_rules_read():
         offer.job_id,
         timestamp_micros(offer.expires_at),
         instant_micros(NOW),
+        hashlib.sha256(signing_bytes(offer.to_dict())).digest(),  # what tells a retry from another body
     )
 
 

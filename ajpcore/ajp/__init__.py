@@ -34,7 +34,7 @@ from __future__ import annotations
 # Private names of the former single module stay importable from here (the
 # package split moved them, callers outside it may still reach for them).
 # ruff: noqa: F401
-from ..errors import BudgetRefused, Busy, InvalidMessage, ReplayedMessage, TrustRefused
+from ..errors import BudgetRefused, Busy, InvalidMessage, ReplayedMessage, StateUnavailable, TrustRefused
 from ._errors import _TITLES, error_response
 from ._messages import (
     JOB_STATUSES,
@@ -69,7 +69,15 @@ from ._receive import ANY_RECIPIENT, SPEC_CAPABILITIES, Capabilities, Recipients
 from ._answers import AckAnswer, HttpAnswer, JobStatusName, OfferAnswer, ack_answer, refusal_answer, status_answer
 from ._receiver import DeclarationResolver, ReceivedOffer, Receiver, Secret, SecretLookup
 from ._subset import SignedSubset
-from ._replay import MAX_JOB_ID_LENGTH, MemoryReplayGuard, ReplayGuard, replay_identity
+from ._replay import (
+    MAX_JOB_ID_LENGTH,
+    AsyncReplayGuard,
+    MemoryReplayGuard,
+    Quota,
+    Quotas,
+    ReplayGuard,
+    replay_identity,
+)
 from ._sender import DELEGATION_CAPABILITY, IdentityCache, SenderIdentity, verify_sender
 from ._rules import (
     DEFAULT_MAX_LIFETIME_SECONDS,
@@ -128,7 +136,10 @@ __all__ = [
     "new_job_id",
     "replay_identity",
     "ReplayGuard",
+    "AsyncReplayGuard",
     "MemoryReplayGuard",
+    "Quota",
+    "Quotas",
     "MAX_JOB_ID_LENGTH",
     "SignedSubset",
     "error_response",
@@ -141,4 +152,5 @@ __all__ = [
     "Busy",
     "InvalidMessage",
     "ReplayedMessage",
+    "StateUnavailable",
 ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Tuple
 
-from ..errors import AjpError, Busy, DecodeError, InvalidMessage, RecipientMismatch, ValidationError
+from ..errors import AjpError, Busy, DecodeError, InvalidMessage, RecipientMismatch, StateUnavailable, ValidationError
 from ._messages import ErrorBody
 
 
@@ -23,8 +23,10 @@ def error_response(exc: BaseException, *, message: str = "JobOffer") -> Tuple[in
     a malformed or invalid one (one line per problem); 401 ``{"error": "Invalid
     signature", "code": ..., "reason": ...}`` (``LEGACY_SIGNATURE`` for pre-0.3
     senders); 402, 403 (``WRONG_RECIPIENT``: "Offer addressed to another
-    agent") and 409 with ``code`` and ``reason``; 429 and 503 with
-    ``retry_after`` (seconds; the ``Retry-After`` header of ``refusal_answer``).
+    agent") and 409 with ``code`` and ``reason``; 429 with ``retry_after``
+    (seconds; the ``Retry-After`` header of ``refusal_answer``); 503
+    ``STATE_UNAVAILABLE`` with ``retry_after`` and a fixed reason (the store's
+    own message, which may name files or hosts, stays in the log).
     Any other exception, and an ajpcore error of status 500, is a 500
     ``{"error": "Internal error"}`` that reveals nothing.  Raises ``ValueError``
     for another ``message``.
@@ -43,10 +45,9 @@ def error_response(exc: BaseException, *, message: str = "JobOffer") -> Tuple[in
         return 400, ErrorBody(error=invalid, code=exc.code, errors=[str(exc)])
     if isinstance(exc, RecipientMismatch):
         return 403, ErrorBody(error="Offer addressed to another agent", code=exc.code, reason=str(exc))
-    if isinstance(exc, AjpError) and exc.status == 503:
-        retry_after = getattr(exc, "retry_after", None)
-        wait = retry_after if isinstance(retry_after, int) and not isinstance(retry_after, bool) else None
-        return 503, ErrorBody(error=_TITLES[503], code=exc.code, reason=str(exc), retry_after=wait)
+    if isinstance(exc, StateUnavailable):
+        reason = "the receiver cannot reach its replay or key-pin store; retry later"
+        return 503, ErrorBody(error=_TITLES[503], code=exc.code, reason=reason, retry_after=exc.retry_after)
     if isinstance(exc, AjpError) and exc.status in _TITLES:
         title = invalid if exc.status == 400 else _TITLES[exc.status]
         return exc.status, ErrorBody(error=title, code=exc.code, reason=str(exc))

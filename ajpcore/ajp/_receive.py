@@ -119,10 +119,10 @@ def _no_declaration(wanted: Tuple[str, ...]) -> None:
         )
 
 
-def offer_digest(offer: JobOffer) -> str:
+def offer_digest(offer: JobOffer) -> bytes:
     """What a replay guard remembers of an accepted offer's content, to tell an honest retry from a reuse.
 
-    ``sha256:`` + hex SHA-256 of the offer's ``signature`` text (domain-separated).
+    The 32-byte SHA-256 of the offer's ``signature`` text (domain-separated).
     For a verified offer it names the signed content: an HMAC tag or a
     (deterministic, RFC 8032) Ed25519 signature is a function of the signing
     bytes and the key, and two contents with one valid signature under one key
@@ -130,7 +130,7 @@ def offer_digest(offer: JobOffer) -> str:
     canonicalizing the body again.
     """
     signature = offer._raw["signature"]
-    return "sha256:" + hashlib.sha256(b"ajpcore-offer-digest-v1\x00" + signature.encode("ascii", "replace")).hexdigest()
+    return hashlib.sha256(b"ajpcore-offer-digest-v1\x00" + signature.encode("utf-8", "surrogatepass")).digest()
 
 
 def receive_offer(

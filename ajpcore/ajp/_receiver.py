@@ -77,7 +77,7 @@ class ReceivedOffer:
     offer: JobOffer
     identity: Optional[SenderIdentity]
     replay_identity: str
-    digest: str
+    digest: bytes
 
     @property
     def job_id(self) -> str:
@@ -245,6 +245,8 @@ class Receiver:
         assert self._resolver is not None
         try:
             fetched = _no_coroutine(self._resolver(provenance_id, url), "the declaration resolver")
+        except AjpError:
+            raise
         except _UNREACHABLE as exc:
             raise DeclarationUnreachable(f"sender declaration could not be fetched: {exc}") from None
         declaration, retrieved_from = _resolved(fetched)
@@ -310,6 +312,8 @@ class Receiver:
                 fetched = resolver(provenance_id, url)
             if inspect.isawaitable(fetched):
                 fetched = await fetched
+        except AjpError:
+            raise
         except _UNREACHABLE as exc:
             raise DeclarationUnreachable(f"sender declaration could not be fetched: {exc}") from None
         declaration, retrieved_from = _resolved(fetched)
