@@ -73,6 +73,7 @@ from ._replay import (
     ReplayGuard,
     replay_identity,
 )
+from ._replay_sqlite import AsyncSQLiteReplayGuard, SQLiteReplayGuard
 from ._sender import DELEGATION_CAPABILITY, SenderIdentity, verify_sender
 from ._rules import (
     DEFAULT_MAX_LIFETIME_SECONDS,
@@ -115,6 +116,8 @@ __all__ = [
     "ReplayGuard",
     "AsyncReplayGuard",
     "MemoryReplayGuard",
+    "SQLiteReplayGuard",
+    "AsyncSQLiteReplayGuard",
     "Quota",
     "Quotas",
     "MAX_JOB_ID_LENGTH",
