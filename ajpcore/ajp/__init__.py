@@ -78,6 +78,7 @@ from ._replay import (
     ReplayGuard,
     replay_identity,
 )
+from ._replay_sqlite import AsyncSQLiteReplayGuard, SQLiteReplayGuard
 from ._sender import DELEGATION_CAPABILITY, IdentityCache, SenderIdentity, verify_sender
 from ._rules import (
     DEFAULT_MAX_LIFETIME_SECONDS,
@@ -138,6 +139,8 @@ __all__ = [
     "ReplayGuard",
     "AsyncReplayGuard",
     "MemoryReplayGuard",
+    "SQLiteReplayGuard",
+    "AsyncSQLiteReplayGuard",
     "Quota",
     "Quotas",
     "MAX_JOB_ID_LENGTH",
