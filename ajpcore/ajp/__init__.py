@@ -74,6 +74,7 @@ from ._replay import (
     replay_identity,
 )
 from ._replay_sqlite import AsyncSQLiteReplayGuard, SQLiteReplayGuard
+from ._replay_redis import AsyncRedisReplayGuard, RedisReplayGuard
 from ._sender import DELEGATION_CAPABILITY, SenderIdentity, verify_sender
 from ._rules import (
     DEFAULT_MAX_LIFETIME_SECONDS,
@@ -118,6 +119,8 @@ __all__ = [
     "MemoryReplayGuard",
     "SQLiteReplayGuard",
     "AsyncSQLiteReplayGuard",
+    "RedisReplayGuard",
+    "AsyncRedisReplayGuard",
     "Quota",
     "Quotas",
     "MAX_JOB_ID_LENGTH",
