@@ -68,6 +68,7 @@ from ._build import DEFAULT_BUDGET, new_offer, new_result
 from ._receive import ANY_RECIPIENT, SPEC_CAPABILITIES, Capabilities, Recipients, offer_digest, receive_offer
 from ._answers import AckAnswer, HttpAnswer, JobStatusName, OfferAnswer, ack_answer, refusal_answer, status_answer
 from ._receiver import DeclarationResolver, ReceivedOffer, Receiver, Secret, SecretLookup
+from ._sender import IdentityCache
 from ._subset import SignedSubset
 from ._replay import (
     MAX_JOB_ID_LENGTH,
@@ -79,7 +80,8 @@ from ._replay import (
     replay_identity,
 )
 from ._replay_sqlite import AsyncSQLiteReplayGuard, SQLiteReplayGuard
-from ._sender import DELEGATION_CAPABILITY, IdentityCache, SenderIdentity, verify_sender
+from ._replay_redis import AsyncRedisReplayGuard, RedisReplayGuard
+from ._sender import DELEGATION_CAPABILITY, SenderIdentity, verify_sender
 from ._rules import (
     DEFAULT_MAX_LIFETIME_SECONDS,
     DEFAULT_SKEW_SECONDS,
@@ -141,6 +143,8 @@ __all__ = [
     "MemoryReplayGuard",
     "SQLiteReplayGuard",
     "AsyncSQLiteReplayGuard",
+    "RedisReplayGuard",
+    "AsyncRedisReplayGuard",
     "Quota",
     "Quotas",
     "MAX_JOB_ID_LENGTH",
