@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 from flask import Flask, Response, request
 
 import receiver_setup as setup
+from ajpcore import ajp
 
 app = Flask(__name__)
 app.config["MAX_CONTENT_LENGTH"] = setup.MAX_BODY  # larger bodies: 413 before any parsing
@@ -18,7 +19,7 @@ receiver = setup.build_receiver(asynchronous=False)
 jobs = setup.jobs()
 
 
-def _response(answer: "setup.ajp.HttpAnswer") -> Response:
+def _response(answer: ajp.HttpAnswer) -> Response:
     return Response(answer.body, answer.status, headers=setup.worker_headers(answer))
 
 

@@ -6,7 +6,8 @@ receiver over the same state:
 - ``AJP_RECIPIENT``: this agent's provenance id (offers for anyone else are refused, 403);
 - ``AJP_SECRET``: the shared secret of human senders (HMAC-SHA256);
 - ``AJP_STATE_DIR``: a local directory for the SQLite files (replay guard, key pins, jobs);
-- ``AJP_REDIS_URL``: when set, the replay guard and key pins live in Redis instead;
+- ``AJP_REDIS_URL``: when set, the replay guard and key pins live in Redis instead
+  (``AJP_REDIS_PREFIX``: their key prefix, default ``ajpcore:``);
 - ``AJP_DECLARATIONS``: a JSON file ``{url: declaration}`` served instead of the network
   (tests; a real receiver fetches each declaration URL, see ``fetch_declaration``).
 
@@ -28,6 +29,7 @@ RECIPIENT = os.environ.get("AJP_RECIPIENT", "provenance:domain:receiver.ajpcore-
 SECRET = os.environ.get("AJP_SECRET", "example-shared-secret")
 STATE_DIR = Path(os.environ.get("AJP_STATE_DIR", "ajp-state"))
 REDIS_URL = os.environ.get("AJP_REDIS_URL") or None
+REDIS_PREFIX = os.environ.get("AJP_REDIS_PREFIX", "ajpcore:")
 MAX_BODY = 64 * 1024
 """Largest request body the examples read (bytes); larger ones are answered 413 unread."""
 MAX_DECLARATION = 64 * 1024
@@ -99,13 +101,16 @@ def _stores(asynchronous: bool) -> Tuple[Any, Any]:
             import redis.asyncio
 
             aclient = redis.asyncio.Redis.from_url(REDIS_URL)
-            return ajp.AsyncRedisReplayGuard(aclient), provenance.AsyncRedisKeyPins(aclient)
+            return (ajp.AsyncRedisReplayGuard(aclient, prefix=REDIS_PREFIX),
+                    provenance.AsyncRedisKeyPins(aclient, prefix=REDIS_PREFIX))
         import redis
 
         client = redis.Redis.from_url(REDIS_URL)
-        return ajp.RedisReplayGuard(client), provenance.RedisKeyPins(client)
+        return ajp.RedisReplayGuard(client, prefix=REDIS_PREFIX), provenance.RedisKeyPins(client, prefix=REDIS_PREFIX)
     STATE_DIR.mkdir(parents=True, exist_ok=True)
-    state = STATE_DIR / "ajp-state.sqlite"
+    state = STATE_DIR / "ajp-state.sqlite"  # one file for both stores, on a local disk
+    if asynchronous:
+        return ajp.AsyncSQLiteReplayGuard(state), provenance.AsyncSQLiteKeyPins(state)
     return ajp.SQLiteReplayGuard(state), provenance.SQLiteKeyPins(state)
 
 

@@ -24,7 +24,7 @@ from ..errors import (
     ReplayedMessage,
     SenderIdentityError,
 )
-from ..provenance.pins import KeyPins
+from ..provenance.pins import AsyncKeyPins, KeyPins
 from ._answers import (
     AckAnswer,
     HttpAnswer,
@@ -46,7 +46,7 @@ from ._receive import (
     _required,
     offer_digest,
 )
-from ._replay import ReplayGuard, replay_identity
+from ._replay import AsyncReplayGuard, ReplayGuard, replay_identity
 from ._rules import DEFAULT_MAX_LIFETIME_SECONDS, DEFAULT_SKEW_SECONDS
 from ._sender import IdentityCache, SenderIdentity, _check_capabilities, _declared_sender
 
@@ -155,8 +155,8 @@ class Receiver:
         secret: Optional[Secret] = None,
         secrets: Optional[SecretLookup] = None,
         declarations: Optional[DeclarationResolver] = None,
-        pins: Optional[KeyPins] = None,
-        replay_guard: Optional[ReplayGuard] = None,
+        pins: Union[KeyPins, AsyncKeyPins, None] = None,
+        replay_guard: Union[ReplayGuard, AsyncReplayGuard, None] = None,
         require_capabilities: Capabilities = SPEC_CAPABILITIES,
         skew: float = DEFAULT_SKEW_SECONDS,
         max_lifetime: float = DEFAULT_MAX_LIFETIME_SECONDS,
@@ -253,7 +253,8 @@ class Receiver:
         identity = self._identity(offer, now_us, declaration, retrieved_from)
         pins = self.pins
         if pins is not None:
-            _no_coroutine(pins.check(identity.provenance_id, identity.fingerprint, identity.public_key), "`pins`")
+            check: Callable[..., Any] = pins.check  # a sync store returns None, an async one a coroutine
+            _no_coroutine(check(identity.provenance_id, identity.fingerprint, identity.public_key), "`pins`")
         offer.verify(public_key=identity.public_key, backend=self.backend, any_scheme=True)
         received = ReceivedOffer(offer, identity, "ed25519:" + identity.fingerprint, offer_digest(offer))
         return received, now_us, expires_us
@@ -270,16 +271,18 @@ class Receiver:
         503).  ``now``: an aware datetime, RFC 3339 text or POSIX seconds.
         """
         received, now_us, expires_us = self._checked(data, now)
+        self._admit(received, now_us, expires_us)
+        return received
+
+    def _admit(self, received: ReceivedOffer, now_us: int, expires_us: int) -> None:
         guard = self.replay_guard
         if guard is not None:
+            admit: Callable[..., Any] = guard.admit  # a sync store returns None, an async one a coroutine
             _no_coroutine(
-                guard.admit(
-                    received.replay_identity, received.job_id, expires_at_us=expires_us, now_us=now_us,
-                    digest=received.digest,
-                ),
+                admit(received.replay_identity, received.job_id, expires_at_us=expires_us, now_us=now_us,
+                      digest=received.digest),
                 "`replay_guard`",
             )
-        return received
 
     async def _call(self, store: Any, method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         if inspect.iscoroutinefunction(method):
@@ -364,16 +367,8 @@ class Receiver:
             received, now_us, expires_us = self._checked(data, now)
         except AjpError as exc:
             return self._refused(exc)
-        guard = self.replay_guard
         try:
-            if guard is not None:
-                _no_coroutine(
-                    guard.admit(
-                        received.replay_identity, received.job_id, expires_at_us=expires_us, now_us=now_us,
-                        digest=received.digest,
-                    ),
-                    "`replay_guard`",
-                )
+            self._admit(received, now_us, expires_us)
         except ReplayedMessage as exc:
             if getattr(exc, "same_body", False):
                 return self._offer_answer(received, duplicate=True)

@@ -184,7 +184,7 @@ def _verified_declaration(declaration: Any, retrieved_from: str, backend: Option
         digest = declaration_digest(declaration)
     except AjpError as exc:  # only a 0.1 declaration (whose signature never canonicalises it) gets here
         raise SenderIdentityError(f"sender declaration cannot be canonicalised: {exc}", "DECLARATION_INVALID") from None
-    coverage = "identity" if result.coverage == "identity" else "declaration"
+    coverage: Literal["declaration", "identity"] = "identity" if result.coverage == "identity" else "declaration"
     return _Declared(
         provenance_id=result.provenance_id,
         public_key=Ed25519PublicKey.from_string(result.public_key),  # verify_declaration parsed it already
