@@ -129,3 +129,23 @@ def package(session: nox.Session) -> None:
     if "native core is not usable" not in refusal or "partially initialized" in refusal:
         session.error(f"AJPCORE_REQUIRE_EXTENSIONS on a pure install said: {refusal.strip()[-400:]}")
     session.log("AJPCORE_REQUIRE_EXTENSIONS on the pure install: " + refusal.strip().splitlines()[-1])
+
+
+# --- examples: the receivers of examples/ behind real servers (issue 21) -------------------------
+# FastAPI under `uvicorn --workers 2` and Flask under `gunicorn -w 2 --threads 4`, on 127.0.0.1
+# free ports, sharing a SQLite store (and Redis when AJPCORE_TEST_REDIS_URL is set), driven by the
+# Node sender (AJPCORE_INTEROP_NODE_MODULES, set by .ci/run) and from Python; then
+# `mypy --strict examples/`.  Its own venv: the web frameworks are no dependency of ajpcore.
+EXAMPLE_PACKAGES = ("fastapi", "uvicorn", "flask", "gunicorn", "httpx", "redis", "mypy>=1.11")
+
+
+@nox.session(python=TOOLS_PYTHON)
+def examples(session: nox.Session) -> None:
+    """examples/ behind uvicorn and gunicorn with 2 workers each, driven from Node and Python; mypy --strict."""
+    _clean_env(session, AJPCORE_EXAMPLES="1")
+    session.install(".[test]", *EXAMPLE_PACKAGES)
+    session.run("mypy", "--strict", "examples/")
+    session.chdir(str(Path(tempfile.mkdtemp(prefix="ajpcore-examples-"))))  # the installed ajpcore, not the tree
+    session.run("python", "-m", "pytest", str(ROOT / "tests" / "test_receiver_examples.py"), "-q", "-s",
+                "-p", "no:randomly", "-p", "no:cacheprovider", f"--rootdir={ROOT}")
+# --- end examples ------------------------------------------------------------------------------
