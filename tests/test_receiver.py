@@ -312,7 +312,7 @@ def test_the_cache_never_hides_a_forged_offer_or_a_wrong_id(core):
                                      "declaration_url": URL}, to=ME, task=TASK, now=NOW, private_key=KEY)
     with pytest.raises(SenderIdentityError) as exc:
         r.receive(other_id.to_json(), now=NOW)
-    assert exc.value.code == "DECLARATION_ID_MISMATCH"
+    assert exc.value.code == "DECLARATION_LOCATION_MISMATCH"  # the gate: that URL is not other.example's
 
 
 def test_identity_cache_arguments():
@@ -486,3 +486,25 @@ def test_receive_async_runs_a_sync_resolver_in_a_thread(core):
     failing = ajp.Receiver(recipient=ME, declarations=Resolver({}))
     answer = asyncio.run(failing.answer_offer_async(agent_offer().to_json(), now=NOW))
     assert answer.status == 403 and json.loads(answer.body)["code"] == "DECLARATION_UNREACHABLE"
+
+
+# -- the declaration URL gate, before any fetch ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("url, code", [
+    ("http://agent.example.com/.well-known/provenance.json", "DECLARATION_URL_REFUSED"),
+    ("https://169.254.169.254/latest/meta-data", "DECLARATION_URL_REFUSED"),
+    ("https://localhost/.well-known/provenance.json", "DECLARATION_URL_REFUSED"),
+    ("https://agent.example.com:8443/.well-known/provenance.json", "DECLARATION_URL_REFUSED"),
+    ("https://user@agent.example.com/.well-known/provenance.json", "DECLARATION_URL_REFUSED"),
+    ("https://evil.example.net/.well-known/provenance.json", "DECLARATION_LOCATION_MISMATCH"),
+])
+def test_the_resolver_never_sees_a_refused_url(core, url, code):
+    resolver = Resolver({url: DECL})
+    r = receiver(declarations=resolver)
+    data = ajp.new_offer(sender={"type": "agent", "provenance_id": PID, "declaration_url": url}, to=ME, task=TASK,
+                         now=NOW, private_key=KEY).to_json()
+    answer = r.answer_offer(data, now=NOW)
+    assert answer.status == 403 and json.loads(answer.body)["code"] == code
+    assert resolver.calls == 0
+    assert asyncio.run(r.answer_offer_async(data, now=NOW)).status == 403 and resolver.calls == 0

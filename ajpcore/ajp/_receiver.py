@@ -24,6 +24,7 @@ from ..errors import (
     ReplayedMessage,
     SenderIdentityError,
 )
+from ..provenance.location import check_declaration_url
 from ..provenance.pins import AsyncKeyPins, KeyPins
 from ._answers import (
     AckAnswer,
@@ -208,7 +209,11 @@ class Receiver:
         return found
 
     def _declaration_url(self, raw: Mapping[str, Any]) -> Tuple[str, str]:
-        """The offer's ``from.provenance_id`` and ``from.declaration_url``, the URL past the gate."""
+        """The offer's ``from.provenance_id`` and ``from.declaration_url``, once the URL passed the gate.
+
+        The URL was chosen by a sender nothing has authenticated yet: ``check_declaration_url``
+        (https, port 443, no userinfo, a public DNS name, the id's own location) runs before the
+        resolver may fetch it (no server-side request forgery through ``declaration_url``)."""
         sender = raw["from"]
         if self._resolver is None:
             raise SenderIdentityError("this receiver takes no agent senders (no declaration resolver configured)")
@@ -219,6 +224,7 @@ class Receiver:
                 "NO_DECLARATION_URL",
             )
         provenance_id: str = sender["provenance_id"]  # the schema requires it of agents
+        check_declaration_url(url, provenance_id)
         return provenance_id, url
 
     def _identity(self, offer: JobOffer, now_us: int, declaration: Any, retrieved_from: str) -> SenderIdentity:
