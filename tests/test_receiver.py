@@ -508,3 +508,29 @@ def test_the_resolver_never_sees_a_refused_url(core, url, code):
     assert answer.status == 403 and json.loads(answer.body)["code"] == code
     assert resolver.calls == 0
     assert asyncio.run(r.answer_offer_async(data, now=NOW)).status == 403 and resolver.calls == 0
+
+
+# -- strategies: signed offers for a given sender and receiver, unique job ids ----------------------------
+
+
+from hypothesis import given, settings  # noqa: E402
+
+from ajpcore.strategies import signed_offers  # noqa: E402
+
+_SHARED = ajp.Receiver(recipient=ME, secret=SECRET, declarations=Resolver(), replay_guard=ajp.MemoryReplayGuard())
+
+
+@settings(max_examples=60, deadline=None)
+@given(offer=signed_offers(sender={"type": "human", "id": "u1"}, to=ME, now=NOW, secret=SECRET))
+def test_signed_offers_are_accepted_once_each_by_one_shared_receiver(offer):
+    answer = _SHARED.answer_offer(offer.to_json(), now=NOW)
+    assert answer.accepted, answer.body  # a new job id every example: never a 409 from an earlier one
+    assert _SHARED.answer_offer(offer.to_json(), now=NOW).duplicate
+
+
+@settings(max_examples=30, deadline=None)
+@given(offer=signed_offers(sender={"type": "agent", "provenance_id": PID, "declaration_url": URL}, to=ME, now=NOW,
+                           private_key=KEY))
+def test_signed_agent_offers_are_accepted(offer):
+    got = _SHARED.receive(offer.to_json(), now=NOW)
+    assert got.identity.provenance_id == PID and got.offer == offer

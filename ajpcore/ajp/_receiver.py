@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Mapping, Optional, Tuple, Union
 
@@ -110,6 +112,8 @@ def _resolved(result: Any) -> Tuple[Declaration, str]:
 
 
 _UNREACHABLE = (OSError, asyncio.TimeoutError)
+_GATED_PAIRS = 4096
+"""How many admitted (provenance_id, declaration_url) pairs a Receiver remembers (oldest out first)."""
 
 
 class Receiver:
@@ -146,7 +150,7 @@ class Receiver:
 
     __slots__ = (
         "_recipients", "_secret", "_secrets", "_resolver", "_resolver_async", "pins", "replay_guard",
-        "_rule", "skew", "max_lifetime", "identity_cache", "backend",
+        "_rule", "skew", "max_lifetime", "identity_cache", "backend", "_gated", "_gated_lock",
     )
 
     def __init__(
@@ -186,6 +190,10 @@ class Receiver:
         self.max_lifetime = max_lifetime
         self.identity_cache = IdentityCache() if identity_cache is _DEFAULT_CACHE else identity_cache
         self.backend = backend
+        # (provenance_id, url) pairs the gate admitted: it is a pure function of the two (no DNS,
+        # no clock), so its verdict is kept (bounded) instead of re-parsing the URL per offer.
+        self._gated: "OrderedDict[Tuple[str, str], None]" = OrderedDict()
+        self._gated_lock = threading.Lock()
 
     # -- the steps, shared by the sync and async forms -----------------------------------------
 
@@ -224,7 +232,13 @@ class Receiver:
                 "NO_DECLARATION_URL",
             )
         provenance_id: str = sender["provenance_id"]  # the schema requires it of agents
-        check_declaration_url(url, provenance_id)
+        pair = (provenance_id, url)
+        if pair not in self._gated:
+            check_declaration_url(url, provenance_id)
+            with self._gated_lock:
+                self._gated[pair] = None
+                if len(self._gated) > _GATED_PAIRS:
+                    self._gated.popitem(last=False)
         return provenance_id, url
 
     def _identity(self, offer: JobOffer, now_us: int, declaration: Any, retrieved_from: str) -> SenderIdentity:

@@ -88,7 +88,7 @@ class IdentityCache:
             raise ValueError("ttl must be a number of seconds >= 0")
         self.max_entries = max_entries
         self.ttl_us = int(ttl * 1_000_000)
-        self._entries: "OrderedDict[bytes, Tuple[int, _Declared]]" = OrderedDict()
+        self._entries: "OrderedDict[bytes, Tuple[int, SenderIdentity]]" = OrderedDict()
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -99,7 +99,7 @@ class IdentityCache:
         with self._lock:
             self._entries.clear()
 
-    def _get(self, key: bytes, now_us: int) -> "Optional[_Declared]":
+    def _get(self, key: bytes, now_us: int) -> Optional[SenderIdentity]:
         with self._lock:
             entry = self._entries.get(key)
             if entry is None:
@@ -110,7 +110,7 @@ class IdentityCache:
             self._entries.move_to_end(key)
             return entry[1]
 
-    def _put(self, key: bytes, declared: "_Declared", now_us: int) -> None:
+    def _put(self, key: bytes, declared: SenderIdentity, now_us: int) -> None:
         if self.max_entries == 0 or self.ttl_us == 0:
             return
         with self._lock:
@@ -214,26 +214,27 @@ def _declared_sender(
             "DECLARATION_LOCATION_MISMATCH",
         )
     key = _cache_key(declaration_url, declaration) if cache is not None else None
-    declared = cache._get(key, now_us) if cache is not None and key is not None else None
-    if declared is None:
+    identity = cache._get(key, now_us) if cache is not None and key is not None else None
+    if identity is None:
         declared = _verified_declaration(declaration, declaration_url, backend)
-        if cache is not None and key is not None:
-            cache._put(key, declared, now_us)
-    provenance_id = sender.get("provenance_id")
-    if declared.provenance_id != provenance_id:
-        raise SenderIdentityError(
-            f"sender declaration is for `{declared.provenance_id}`, not `{provenance_id}`", "DECLARATION_ID_MISMATCH"
+        identity = SenderIdentity(
+            provenance_id=declared.provenance_id,
+            public_key=declared.public_key,
+            fingerprint=declared.fingerprint,
+            declaration_digest=declared.declaration_digest,
+            coverage=declared.coverage,
+            capabilities=declared.capabilities,
+            constraints=declared.constraints,
+            retrieved_from=declaration_url,
         )
-    return SenderIdentity(
-        provenance_id=declared.provenance_id,
-        public_key=declared.public_key,
-        fingerprint=declared.fingerprint,
-        declaration_digest=declared.declaration_digest,
-        coverage=declared.coverage,
-        capabilities=declared.capabilities,
-        constraints=declared.constraints,
-        retrieved_from=declaration_url,
-    )
+        if cache is not None and key is not None:
+            cache._put(key, identity, now_us)  # the key covers the URL, so `retrieved_from` is the same
+    provenance_id = sender.get("provenance_id")
+    if identity.provenance_id != provenance_id:
+        raise SenderIdentityError(
+            f"sender declaration is for `{identity.provenance_id}`, not `{provenance_id}`", "DECLARATION_ID_MISMATCH"
+        )
+    return identity
 
 
 def _check_capabilities(identity: SenderIdentity, wanted: Sequence[str]) -> None:
