@@ -534,3 +534,23 @@ def test_signed_offers_are_accepted_once_each_by_one_shared_receiver(offer):
 def test_signed_agent_offers_are_accepted(offer):
     got = _SHARED.receive(offer.to_json(), now=NOW)
     assert got.identity.provenance_id == PID and got.offer == offer
+
+
+# -- ajpcore demo: the receive path too ---------------------------------------------------------------
+
+
+def test_demo_shows_accepted_duplicate_reuse_and_wrong_recipient(capfdbinary):
+    from importlib import resources
+
+    from ajpcore.cli import main
+
+    assert main(["demo"]) == 0
+    lines = capfdbinary.readouterr().out.decode().splitlines()
+    assert lines[2] == "verify: valid" and "refused - BadSignature" in lines[3]
+    assert ": 202 accepted - " in lines[4]
+    assert lines[5].startswith("the same bytes again (a retry): 202 duplicate, not run again")
+    assert lines[6].startswith("another body under the same job id: 409 refused") and '"REPLAY"' in lines[6]
+    assert lines[7].startswith("a validly signed offer for another agent: 403 refused") and "WRONG_RECIPIENT" in lines[7]
+    bundled = json.loads(resources.files("ajpcore.examples").joinpath("offer.json").read_bytes())
+    assert bundled["task"]["input"]["release"] == f"ajpcore {ajpcore.__version__}"
+    ajpcore.verify(bundled, secret=b"ajpcore-demo-secret")
