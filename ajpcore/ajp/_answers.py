@@ -22,8 +22,6 @@ if TYPE_CHECKING:
 
 __all__ = ["HttpAnswer", "OfferAnswer", "AckAnswer", "refusal_answer", "status_answer", "ack_answer"]
 
-JobStatusName = Literal["accepted", "running", "completed", "failed", "rejected", "expired"]
-"""The ``status`` values of a JobStatus and a JobResult (``JOB_STATUSES``)."""
 RefusedMessage = Literal["JobOffer", "Ack", "JobStatus", "JobResult"]
 
 
