@@ -554,3 +554,13 @@ def test_demo_shows_accepted_duplicate_reuse_and_wrong_recipient(capfdbinary):
     bundled = json.loads(resources.files("ajpcore.examples").joinpath("offer.json").read_bytes())
     assert bundled["task"]["input"]["release"] == f"ajpcore {ajpcore.__version__}"
     ajpcore.verify(bundled, secret=b"ajpcore-demo-secret")
+
+
+def test_readme_error_table_has_the_receiver_codes():
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text("utf-8")
+    table = readme.split("<!-- error-codes:begin -->")[1].split("<!-- error-codes:end -->")[0]
+    for cls in (RecipientMismatch, DeclarationUnreachable):
+        row = next(line for line in table.splitlines() if line.startswith(f"| `{cls.code}` |"))
+        assert f"| {cls.status} |" in row and cls.__name__ in row
