@@ -10,8 +10,9 @@ number checks, not RFC 8785, no schema, no recipient, no replay guard).
 ``Receiver.receive`` with its identity cache warm (the URL gate, the offer's ``from`` against the
 cached identity, the capability rule, ``MemoryKeyPins``, one Ed25519 verify, the guard);
 ``receive_offer(declaration=...)``, which verifies the declaration on every offer; the floor,
-``decode`` plus one Ed25519 verify of the offer's signing bytes (what no receiver can skip;
-the issue's target is the cached receiver at most 1.2x that); and the unsafe pipeline
+``decode`` plus one ``ajpcore.verify`` of the offer (canonical signing bytes and one Ed25519
+verify: what no receiver can skip; the issue's target is the cached receiver at most 1.2x
+that); and the unsafe pipeline
 (orjson + one verify).  Offers are distinct pre-signed copies so the replay guard admits each.
 """
 
@@ -166,18 +167,15 @@ def test_agent_receive_offer_declaration(benchmark, core):
 
 
 def test_agent_floor_decode_and_one_verify(benchmark, core):
-    """What no receiver skips: decode the bytes, one Ed25519 verify of the signing bytes (precomputed)."""
+    """What no receiver skips: decode the bytes, one Ed25519 verify of the offer (``ajpcore.verify``)."""
     benchmark.group = "receive:ed25519-agent"
     benchmark.name = f"floor: decode + 1 verify ({DEFAULT_BACKEND}) {core}"
     public = KEY.public_key
-    signed = {raw: (base64.b64decode(orjson.loads(raw)["signature"][8:]), ajpcore.signing_bytes(orjson.loads(raw)))
-              for raw in AGENT_OFFERS}
     from ajpcore import _core
 
     def run(_, raw):
         value = _core.impl.decode(raw)
-        signature, message = signed[raw]
-        public.verify(signature, message)
+        ajpcore.verify(value, public_key=public)
         return value
 
     assert _run(benchmark, _Feed(AGENT_OFFERS, lambda: None), run)["from"]["provenance_id"] == PID
