@@ -7,6 +7,12 @@ whole process; the worker creates ``GATE/ready-<pid>`` once loaded and starts
 when ``GATE/go`` exists; writes
 ``{"accepted": [job ids], "replayed": n, "errors": [...]}`` to ``OUT``.
 
+``pins BACKEND SPEC GATE SEED ROUNDS OUT``: for each round r, first use of
+``provenance:domain:r<r>.example`` with key ``SEED``, then a rotation of
+``provenance:domain:rot<r>.example`` (pinned to key 1 by the test) to key ``SEED``;
+writes each outcome (``"pinned"``, ``"KEY_ROTATED"``, ``"rotated"``,
+``"KEY_ROTATION_REFUSED"``) to ``OUT``.
+
 ``admit-loop BACKEND SPEC``: admits job_0, job_1, ... forever, printing each
 id once its admit has returned; the test kills it with SIGKILL.
 """
@@ -123,6 +129,60 @@ def race(offers_path: str, backend: str, spec: str, threads: int, gate: str, out
         json.dump({"accepted": accepted, "replayed": replayed[0], "errors": errors[:20]}, f)
 
 
+def open_pins(backend: str, spec: str):
+    from ajpcore import provenance
+
+    if backend == "file":
+        return provenance.FileKeyPins(spec)
+    if backend == "sqlite":
+        return provenance.SQLiteKeyPins(spec, busy_timeout=30)
+    import redis
+
+    url, _, prefix = spec.partition("|")
+    return provenance.RedisKeyPins(redis.Redis.from_url(url, socket_timeout=5), prefix=prefix or "ajp:")
+
+
+def rotation_notice(pid: str, old, new, notice_id: str) -> dict:
+    from ajpcore.provenance import sign_notice
+
+    return sign_notice({
+        "notice": "0.1", "id": notice_id, "event": "key-rotation", "provenance_id": pid,
+        "key_fingerprint": old.public_key.fingerprint, "issued_at": "2026-09-24T10:00:01Z",
+        "claims": {"new_public_key": new.public_key.to_string()},
+    }, old)
+
+
+def key(seed: int):
+    from ajpcore import Ed25519PrivateKey
+
+    return Ed25519PrivateKey.from_seed(bytes([seed]) * 32)
+
+
+def pins_race(backend: str, spec: str, gate: str, seed: int, rounds: int, out: str) -> None:
+    from ajpcore import KeyRotated, KeyRotationRefused
+
+    pins = open_pins(backend, spec)
+    mine, old = key(seed), key(1)
+    notices = [rotation_notice(f"provenance:domain:rot{r}.example", old, mine, f"n-{seed}") for r in range(rounds)]
+    open(os.path.join(gate, f"ready-{os.getpid()}"), "w").close()
+    while not os.path.exists(os.path.join(gate, "go")):
+        time.sleep(0.0005)
+    outcomes = []
+    for r in range(rounds):
+        try:
+            pins.check(f"provenance:domain:r{r}.example", mine.public_key.fingerprint, mine.public_key)
+            outcomes.append("pinned")
+        except KeyRotated:
+            outcomes.append("KEY_ROTATED")
+        try:
+            pins.accept_rotation(notices[r])
+            outcomes.append("rotated")
+        except KeyRotationRefused:
+            outcomes.append("KEY_ROTATION_REFUSED")
+    with open(out, "w", encoding="utf-8") as f:
+        json.dump(outcomes, f)
+
+
 def admit_loop(backend: str, spec: str) -> None:
     guard = open_guard(backend, spec)
     identity = ajp.replay_identity(secret=SECRET)
@@ -137,6 +197,8 @@ def admit_loop(backend: str, spec: str) -> None:
 if __name__ == "__main__":
     if sys.argv[1] == "race":
         race(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), sys.argv[6], sys.argv[7])
+    elif sys.argv[1] == "pins":
+        pins_race(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), int(sys.argv[6]), sys.argv[7])
     elif sys.argv[1] == "admit-loop":
         admit_loop(sys.argv[2], sys.argv[3])
     else:
