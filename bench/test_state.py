@@ -3,8 +3,8 @@
 Groups ``state-admit`` (memory with its lock; SQLite ``NORMAL`` and ``FULL``;
 Redis sync beside a ``PING`` on the same connection; Redis asyncio, 100
 concurrent admits per round beside 100 concurrent PINGs) and
-``state-receive`` (``receive_offer`` of an HMAC offer with no guard, memory,
-SQLite, Redis).  Targets (issue 19): memory admit <= 1.5 µs; SQLite admit <=
+``state-receive-hmac`` / ``state-receive-ed25519`` (``receive_offer`` of an
+HMAC or an Ed25519 offer with no guard, memory, SQLite, Redis).  Targets (issue 19): memory admit <= 1.5 µs; SQLite admit <=
 50 µs with ``NORMAL``; a Redis admit <= 1.2x a PING; ``receive_offer`` with
 SQLite <= 2x with memory.  Redis benches use ``AJPCORE_TEST_REDIS_URL`` or a
 redis-server of their own, and skip without one.  Every admit is of a fresh
@@ -118,31 +118,45 @@ def test_redis_asyncio_100_concurrent(benchmark, redis_url, what):
 # -- receive_offer end to end ---------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def offers():
+AGENT = {"type": "agent", "provenance_id": "provenance:domain:sender.example",
+         "declaration_url": "https://sender.example/.well-known/provenance.json"}
+
+
+@pytest.fixture(scope="module", params=["hmac", "ed25519"])
+def offers(request):
+    """(scheme, 3,000 distinct signed offers as canonical bytes, the receive keyword)."""
+    from ajpcore import Ed25519PrivateKey
+
+    if request.param == "hmac":
+        sender, key, check = {"type": "human", "id": "user_bench"}, {"secret": SECRET}, {"secret": SECRET}
+    else:
+        private = Ed25519PrivateKey.from_seed(bytes(range(32)))
+        sender, key, check = AGENT, {"private_key": private}, {"public_key": private.public_key}
     template = ajp.new_offer(
-        sender={"type": "human", "id": "user_bench"}, to="provenance:domain:receiver.example",
-        task={"type": "summarize", "instruction": "bench"}, now="2026-03-05T10:00:00Z", secret=SECRET,
+        sender=sender, to="provenance:domain:receiver.example",
+        task={"type": "summarize", "instruction": "bench"}, now="2026-03-05T10:00:00Z", **key,
     ).to_dict()
     template.pop("signature")
     out = []
-    for i in range(3_000):
+    count = 20 if request.config.getoption("benchmark_disable") else 3_000  # CI runs each bench once
+    for i in range(count):
         body = dict(template, job_id=f"job_bench_{i:06d}")
-        body["signature"] = sign(body, secret=SECRET)
+        body["signature"] = sign(body, **key)
         out.append(ajp.JobOffer.from_dict(body).to_json())
-    return out
+    return request.param, out, check
 
 
 def _receive(benchmark, offers, guard):
-    feed = itertools.cycle(offers) if guard is None else iter(offers)
+    scheme, data, check = offers
+    feed = itertools.cycle(data) if guard is None else iter(data)
     # recipient= becomes required on receive_offer (the receiver issue): add it here then.
-    benchmark.pedantic(lambda: ajp.receive_offer(next(feed), now=NOW, secret=SECRET, replay_guard=guard),
-                       rounds=len(offers), iterations=1, warmup_rounds=0)
+    benchmark.pedantic(lambda: ajp.receive_offer(next(feed), now=NOW, replay_guard=guard, **check),
+                       rounds=len(data), iterations=1, warmup_rounds=0)
 
 
 @pytest.mark.parametrize("backend", ["none", "memory", "sqlite", "redis"])
 def test_receive_offer(benchmark, offers, backend, tmp_path, request):
-    benchmark.group = "state-receive"
+    benchmark.group = f"state-receive-{offers[0]}"
     guard = None
     if backend == "memory":
         guard = ajp.MemoryReplayGuard(max_entries=100_000, max_per_identity=50_000)
