@@ -36,6 +36,7 @@ import threading
 from typing import Any, Callable, Dict, List, Optional, Protocol, Tuple, TypeVar
 
 from .. import _core
+from .._state_sqlite import _new_lock_after_fork
 from ..errors import (
     DecodeError,
     KeyFormatError,
@@ -327,6 +328,7 @@ class FileKeyPins(_PinStore):
     def __init__(self, path: "os.PathLike[str] | str") -> None:
         self.path = os.fspath(path)
         self._lock = threading.Lock()
+        _new_lock_after_fork(self)
         self._lock_fd = -1
         self._lock_pid = -1
         self._generation = -1
