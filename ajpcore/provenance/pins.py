@@ -360,6 +360,8 @@ class FileKeyPins(_PinStore):
         return fd
 
     def _read_generation(self, fd: int) -> int:
+        if not hasattr(os, "pread"):  # pragma: no cover - Windows: no counter, so every read re-reads the file
+            return -2
         raw = os.pread(fd, 8, 0)
         return int.from_bytes(raw, "big") if len(raw) == 8 else 0
 
@@ -367,7 +369,7 @@ class FileKeyPins(_PinStore):
         """Re-read the file when another store changed it since this one last did (caller holds ``_lock``)."""
         try:
             generation = self._read_generation(self._lock_file())
-            if generation != self._generation:
+            if generation != self._generation or generation == -2:
                 self._pins = _load(self.path)
                 self._generation = generation
         except OSError as exc:
@@ -401,7 +403,8 @@ class FileKeyPins(_PinStore):
                     pins[provenance_id] = record
                     self._commit(pins)
                     try:
-                        os.pwrite(fd, (generation + 1).to_bytes(8, "big"), 0)
+                        if hasattr(os, "pwrite"):
+                            os.pwrite(fd, (generation + 1).to_bytes(8, "big"), 0)
                     except OSError as exc:
                         raise StateUnavailable(f"cannot update the lock file of `{self.path}`: {exc}") from None
                     self._pins, self._generation = pins, generation + 1
