@@ -1,6 +1,6 @@
 """Replay guards: one admit per backend, and ``receive_offer`` end to end with each.
 
-Groups ``state-admit`` (memory with its lock; SQLite ``NORMAL`` and ``FULL``;
+Groups ``state-admit`` (memory with its lock, and the lock alone; SQLite ``NORMAL`` and ``FULL``;
 Redis sync beside a ``PING`` on the same connection; Redis asyncio, 100
 concurrent admits per round beside 100 concurrent PINGs) and
 ``state-receive-hmac`` / ``state-receive-ed25519`` (``receive_offer`` of an
@@ -63,6 +63,18 @@ def _admit(benchmark, guard):
 def test_admit_memory(benchmark):
     benchmark.group = "state-admit"
     _admit(benchmark, ajp.MemoryReplayGuard(max_entries=10_000_000, max_per_identity=5_000_000))
+
+
+def test_admit_memory_lock_alone(benchmark):
+    """What the memory guard's thread safety costs: one uncontended acquire and release of its lock."""
+    benchmark.group = "state-admit"
+    lock = ajp.MemoryReplayGuard()._lock
+
+    def locked():
+        with lock:
+            pass
+
+    benchmark(locked)
 
 
 @pytest.mark.parametrize("synchronous", ["NORMAL", "FULL"])

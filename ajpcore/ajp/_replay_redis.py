@@ -89,14 +89,12 @@ class _RedisGuardBase:
         *,
         prefix: str = DEFAULT_PREFIX,
         max_per_identity: Quota = None,
-        max_entries: Optional[int] = None,
         skew: float = DEFAULT_SKEW_SECONDS,
         require_noeviction: bool = True,
     ) -> None:
         self.client = client
         self.prefix = check_prefix(prefix)
-        default = None if max_entries is not None else DEFAULT_REDIS_QUOTA
-        self.quotas = Quotas(max_per_identity, max_entries, default=default)
+        self.quotas = Quotas(max_per_identity, None, default=DEFAULT_REDIS_QUOTA)
         self.skew_us = int(skew * 1_000_000)
         self.policy = RedisPolicy(require_noeviction)
         self._sha = hashlib.sha1(ADMIT_SCRIPT.encode("utf-8")).hexdigest()
@@ -144,10 +142,10 @@ class RedisReplayGuard(_RedisGuardBase):
     caller; its timeouts (``socket_timeout``, ``socket_connect_timeout``) bound
     how long an admit can wait.  ``prefix`` (default ``"ajp:"``, no braces)
     separates receivers sharing a server.  ``max_per_identity``: the quota per
-    sender (as ``MemoryReplayGuard``; default 25,000, or ``max_entries // 4``
-    when ``max_entries`` is given).  There is no table bound of ours: the
-    server's ``maxmemory`` is, and with ``noeviction`` a full server answers
-    out-of-memory, which is a refusal (``StateUnavailable``).
+    sender (an int, a mapping or a callable, as ``MemoryReplayGuard``; default
+    25,000).  ``max_entries`` does not apply: there is no table bound of ours,
+    the server's ``maxmemory`` is, and with ``noeviction`` a full server
+    answers out-of-memory, which is a refusal (``StateUnavailable``).
 
     ``require_noeviction`` (default True): on first use and every 60 s the
     guard reads ``maxmemory-policy`` and answers ``StateUnavailable`` while it
