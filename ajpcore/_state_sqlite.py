@@ -236,13 +236,18 @@ class SQLiteState:
     def _run(self, conn: sqlite3.Connection, body: Callable[[sqlite3.Connection], T]) -> T:
         """``body(conn)``, retried on a busy database until ``busy_timeout``; sqlite errors stay sqlite errors."""
         deadline = time.monotonic() + self.busy_timeout
+        attempt = 0
         while True:
             try:
                 return body(conn)
             except sqlite3.Error as exc:
                 if not self._is_busy(exc) or time.monotonic() >= deadline:
                     raise
-            time.sleep(random.uniform(0.00005, 0.0002))
+            attempt += 1
+            if attempt <= 8 and hasattr(os, "sched_yield"):
+                os.sched_yield()  # the other writer holds the lock for tens of µs: a sleep would outlast it
+            else:
+                time.sleep(random.uniform(0.5, 1.0) * min(0.002, 0.00005 * 2 ** min(attempt - 8, 6)))
 
     def transaction(self, body: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``body(conn)`` inside one ``BEGIN IMMEDIATE`` ... ``COMMIT`` and return its result.

@@ -250,3 +250,32 @@ def test_sqlite_pins_share_a_file_with_the_guard(tmp_path):
     pins.check(PID, K1.public_key.fingerprint, K1.public_key)
     assert provenance.SQLiteKeyPins(path).pinned(PID) == K1.public_key.fingerprint
     assert len(guard) == 1 and len(pins) == 1
+
+
+@pytest.mark.parametrize("backend", ["memory", "file", "sqlite"])
+def test_threads_racing_first_use_pin_exactly_one_key(backend, tmp_path):
+    import threading
+
+    store = {"memory": lambda: MemoryKeyPins(), "file": lambda: FileKeyPins(tmp_path / "pins.json"),
+             "sqlite": lambda: provenance.SQLiteKeyPins(tmp_path / "pins.db")}[backend]()
+    keys = [Ed25519PrivateKey.from_seed(bytes([10 + i]) * 32).public_key for i in range(8)]
+    for round_ in range(5):
+        pid = f"provenance:domain:t{round_}.example"
+        outcomes, start = [], threading.Barrier(len(keys))
+
+        def first_use(key):
+            start.wait()
+            try:
+                store.check(pid, key.fingerprint, key)
+                outcomes.append(key.fingerprint)
+            except KeyRotated:
+                outcomes.append("KEY_ROTATED")
+
+        threads = [threading.Thread(target=first_use, args=(key,)) for key in keys]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        winners = [o for o in outcomes if o != "KEY_ROTATED"]
+        assert len(winners) == 1 and outcomes.count("KEY_ROTATED") == len(keys) - 1
+        assert store.pinned(pid) == winners[0]

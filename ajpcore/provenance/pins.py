@@ -319,7 +319,9 @@ class FileKeyPins(_PinStore):
     link.  Every change takes an exclusive ``flock`` on ``<real target>.lock``
     (created 0600), re-reads the file, decides and writes under it; every read
     notices another store's write by a generation counter in that lock file and
-    re-reads.  Raises ``KeyPinsCorrupt`` when the file is not exactly that
+    re-reads (so edit the file by hand only while no store has it open, and
+    never delete the lock file under open stores: they would stop excluding
+    each other).  Raises ``KeyPinsCorrupt`` when the file is not exactly that
     (invalid JSON, duplicate keys, unknown members, a key whose fingerprint is
     not the pinned one), ``StateUnavailable`` (an ``OSError``) when it cannot
     be read or written.
