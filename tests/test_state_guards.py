@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pytest
 
+import ajpcore
 from ajpcore import Busy, InvalidMessage, ReplayedMessage, StateUnavailable, ajp, sign
 from state_servers import IN_CI, RedisServer, child_env, need_redis, redis_server
 from state_worker import NOW, NOW_US, SECRET
@@ -220,7 +221,9 @@ def test_sizes_are_bounded(make_guard):
 
 # -- exactly once under threads and processes -------------------------------------------------------
 
-OFFERS = 1000
+OFFERS = 1000 if ajpcore.BACKEND == "c" else 250
+"""Offers per race: the issue's 1,000 on the native core (the four tests jobs); a quarter on the pure
+core, whose receive path is several times slower, to keep its CI job in budget (same property)."""
 
 
 @pytest.fixture(scope="module")
