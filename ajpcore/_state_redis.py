@@ -51,6 +51,15 @@ def is_store_error(exc: BaseException) -> bool:
     return isinstance(exc, _redis_errors()) and not isinstance(exc, StateUnavailable)
 
 
+def is_no_script(exc: BaseException) -> bool:
+    """The server does not know the script (``NOSCRIPT``): load it and send it again."""
+    try:
+        from redis.exceptions import NoScriptError
+    except ImportError:  # pragma: no cover
+        return False
+    return isinstance(exc, NoScriptError)
+
+
 def unavailable(exc: BaseException, what: str) -> StateUnavailable:
     """The ``StateUnavailable`` that answers ``exc`` (connection refused, timeout, OOM, read-only replica...)."""
     return StateUnavailable(f"Redis {what}: {type(exc).__name__}: {exc}")

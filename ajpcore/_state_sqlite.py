@@ -21,11 +21,15 @@ import random
 import sqlite3
 import threading
 import time
+import weakref
 from typing import Any, Callable, List, Optional, TypeVar
 
 from .errors import StateUnavailable
 
-__all__ = ["SQLiteState", "Commit", "Rollback", "SCHEMA_VERSION", "SYNCHRONOUS_MODES", "NETWORK_FILESYSTEMS"]
+__all__ = [
+    "SQLiteState", "Commit", "Rollback", "SCHEMA_VERSION", "SYNCHRONOUS_MODES", "NETWORK_FILESYSTEMS",
+    "_new_lock_after_fork",
+]
 
 SCHEMA_VERSION = 1
 """``PRAGMA user_version`` of a state file this version writes and reads."""
@@ -89,6 +93,20 @@ def _network_filesystem(path: str) -> Optional[str]:
     return best_type if best_type in NETWORK_FILESYSTEMS else None
 
 
+def _new_lock_after_fork(owner: Any) -> None:
+    """Give ``owner`` a fresh ``_lock`` in a forked child: a thread of the parent may have held it at the fork."""
+    if not hasattr(os, "register_at_fork"):  # pragma: no cover - Windows
+        return
+    ref = weakref.ref(owner)
+
+    def renew() -> None:
+        alive = ref()
+        if alive is not None:
+            alive._lock = threading.Lock()
+
+    os.register_at_fork(after_in_child=renew)
+
+
 class SQLiteState:
     """The connection, schema and transactions of one state file (see the module docstring).
 
@@ -124,6 +142,7 @@ class SQLiteState:
                 "use a local disk, or RedisReplayGuard for several hosts"
             )
         self._lock = threading.Lock()
+        _new_lock_after_fork(self)
         self._conn: Optional[sqlite3.Connection] = None
         self._pid = -1
         self._forked: List[sqlite3.Connection] = []  # inherited over fork: kept, never used nor closed
@@ -217,13 +236,18 @@ class SQLiteState:
     def _run(self, conn: sqlite3.Connection, body: Callable[[sqlite3.Connection], T]) -> T:
         """``body(conn)``, retried on a busy database until ``busy_timeout``; sqlite errors stay sqlite errors."""
         deadline = time.monotonic() + self.busy_timeout
+        attempt = 0
         while True:
             try:
                 return body(conn)
             except sqlite3.Error as exc:
                 if not self._is_busy(exc) or time.monotonic() >= deadline:
                     raise
-            time.sleep(random.uniform(0.00005, 0.0002))
+            attempt += 1
+            if attempt <= 8 and hasattr(os, "sched_yield"):
+                os.sched_yield()  # the other writer holds the lock for tens of µs: a sleep would outlast it
+            else:
+                time.sleep(random.uniform(0.5, 1.0) * min(0.002, 0.00005 * 2 ** min(attempt - 8, 6)))
 
     def transaction(self, body: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``body(conn)`` inside one ``BEGIN IMMEDIATE`` ... ``COMMIT`` and return its result.

@@ -404,7 +404,7 @@ DOCUMENTED_CLASSES = (
     ajpcore.TrustRefused, ajpcore.DecodeError, ajpcore.ValidationError, ajpcore.InvalidMessage,
     ajpcore.TimestampError, ajpcore.KeyFormatError, ajpcore.WeakKey, ajpcore.EncodeError, ajpcore.BadSignature,
     ajpcore.MalformedSignature, ajpcore.UnsupportedScheme, ajpcore.LegacySignature, ajpcore.BudgetRefused,
-    ajpcore.ReplayedMessage, ajpcore.Busy, ajpcore.KeyUsageError,
+    ajpcore.ReplayedMessage, ajpcore.Busy, ajpcore.KeyUsageError, ajpcore.StateUnavailable,
 )
 
 

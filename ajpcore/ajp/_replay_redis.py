@@ -1,10 +1,12 @@
 """The replay guard of several hosts: Redis or Valkey through redis-py (``RedisReplayGuard``) and ``redis.asyncio``.
 
-One admit is one round trip: ``EVALSHA`` of a Lua script (loaded once; after a
-``SCRIPT FLUSH`` or a failover the client sees ``NOSCRIPT``, loads it again and
-retries: redis-py's ``Script``) that looks the pair up, purges expired pairs,
-checks the sender's quota and records the pair, atomically, since Redis runs a
-script alone.  A sender's keys share one hash tag (``{identity}``), so the
+One admit is one round trip: ``EVALSHA`` of a Lua script (loaded on first use;
+after a ``SCRIPT FLUSH``, a restart or a failover the server answers
+``NOSCRIPT`` and the guard loads it again and retries) that looks the pair up,
+checks the sender's quota (purging its expired pairs when it is reached) and
+records the pair, atomically, since Redis runs a script alone.  The command
+is sent with ``execute_command`` rather than redis-py's ``Script`` object,
+which costs a few microseconds more per call for the same NOSCRIPT recovery.  A sender's keys share one hash tag (``{identity}``), so the
 script touches one slot and runs on Redis Cluster.
 
 Keys (``P`` the prefix, ``T`` the identity's hash tag): ``P replay: T :held``, a
@@ -16,9 +18,18 @@ matter) once the sender's last pair has, so an idle sender leaves nothing.
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any, List, Optional
 
-from .._state_redis import DEFAULT_PREFIX, RedisPolicy, check_prefix, hash_tag, is_store_error, unavailable
+from .._state_redis import (
+    DEFAULT_PREFIX,
+    RedisPolicy,
+    check_prefix,
+    hash_tag,
+    is_no_script,
+    is_store_error,
+    unavailable,
+)
 from ..errors import Busy, ReplayedMessage
 from ._replay import (
     MAX_DIGEST_LENGTH,
@@ -39,36 +50,36 @@ DEFAULT_REDIS_QUOTA = 25_000
 ADMIT_SCRIPT = """
 -- times travel as decimal strings (ARGV): Lua would print a number of 16 digits as 1.759e+15
 local held, digests = KEYS[1], KEYS[2]
-local job, hold, now, quota, digest = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
+local job, hold, now, quota = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local score = redis.call('ZSCORE', held, job)
 if score and tonumber(score) > now then
   return {1, redis.call('HGET', digests, job)}
 end
-local function drop(members)
-  for i = 1, #members, 1000 do
-    local chunk = {unpack(members, i, math.min(i + 999, #members))}
+if not score and redis.call('ZCARD', held) >= quota then
+  -- expired pairs are dropped only here: the set never holds more than the quota, and each
+  -- expired pair is read once, so a sender flooding past its quota costs O(log n) per refusal
+  local old = redis.call('ZRANGEBYSCORE', held, '-inf', ARGV[3])
+  for i = 1, #old, 1000 do
+    local chunk = {unpack(old, i, math.min(i + 999, #old))}
     redis.call('ZREM', held, unpack(chunk))
     redis.call('HDEL', digests, unpack(chunk))
   end
-end
-local old = redis.call('ZRANGEBYSCORE', held, '-inf', ARGV[3], 'LIMIT', 0, 16)
-if #old > 0 then drop(old) end
-if not score and redis.call('ZCARD', held) >= quota then
-  drop(redis.call('ZRANGEBYSCORE', held, '-inf', ARGV[3]))
   if redis.call('ZCARD', held) >= quota then
     return {2, redis.call('ZRANGE', held, 0, 0, 'WITHSCORES')[2]}
   end
 end
 redis.call('ZADD', held, ARGV[2], job)
-if digest ~= '' then redis.call('HSET', digests, job, digest) else redis.call('HDEL', digests, job) end
+if ARGV[5] ~= '' then redis.call('HSET', digests, job, ARGV[5]) elseif score then redis.call('HDEL', digests, job) end
+-- both keys outlive the sender's last pair (a relative expiry: host and server clocks may differ);
+-- extended with a minute to spare, so most admits find the expiry already long enough
 local ttl = math.ceil((hold - now) / 1000) + 1000
 if redis.call('PTTL', held) < ttl then
-  redis.call('PEXPIRE', held, ttl)
-  redis.call('PEXPIRE', digests, ttl)
+  redis.call('PEXPIRE', held, ttl + 60000)
+  redis.call('PEXPIRE', digests, ttl + 60000)
 end
-return {0}
+return 0
 """
-"""The admit, run atomically by the server. Answers {0} admitted, {1, digest|false} replay, {2, first expiry} busy."""
+"""The admit, run atomically by the server. Answers 0 admitted, {1, digest|nil} replay, {2, first expiry} busy."""
 
 
 class _RedisGuardBase:
@@ -78,17 +89,15 @@ class _RedisGuardBase:
         *,
         prefix: str = DEFAULT_PREFIX,
         max_per_identity: Quota = None,
-        max_entries: Optional[int] = None,
         skew: float = DEFAULT_SKEW_SECONDS,
         require_noeviction: bool = True,
     ) -> None:
         self.client = client
         self.prefix = check_prefix(prefix)
-        default = None if max_entries is not None else DEFAULT_REDIS_QUOTA
-        self.quotas = Quotas(max_per_identity, max_entries, default=default)
+        self.quotas = Quotas(max_per_identity, None, default=DEFAULT_REDIS_QUOTA)
         self.skew_us = int(skew * 1_000_000)
         self.policy = RedisPolicy(require_noeviction)
-        self._script = client.register_script(ADMIT_SCRIPT)
+        self._sha = hashlib.sha1(ADMIT_SCRIPT.encode("utf-8")).hexdigest()
 
     def keys(self, identity: str) -> List[str]:
         """The two keys holding ``identity``'s pairs (one hash slot)."""
@@ -111,10 +120,10 @@ class _RedisGuardBase:
         return [job_id, str(held_until), str(now_us), self.quotas(identity), digest.hex() if digest else ""]
 
     def _answer(self, answer: Any, identity: str, job_id: str, now_us: int, digest: Optional[bytes]) -> None:
-        if not isinstance(answer, list) or not answer:
-            raise unavailable(ValueError(f"unexpected script answer {answer!r}"), "replay guard")
-        if answer[0] == 0:
+        if answer == 0:
             return
+        if not isinstance(answer, list) or not answer or answer[0] not in (1, 2):
+            raise unavailable(ValueError(f"unexpected script answer {answer!r}"), "replay guard")
         if answer[0] == 1:
             stored = answer[1] if len(answer) > 1 else None
             if isinstance(stored, bytes):
@@ -133,10 +142,10 @@ class RedisReplayGuard(_RedisGuardBase):
     caller; its timeouts (``socket_timeout``, ``socket_connect_timeout``) bound
     how long an admit can wait.  ``prefix`` (default ``"ajp:"``, no braces)
     separates receivers sharing a server.  ``max_per_identity``: the quota per
-    sender (as ``MemoryReplayGuard``; default 25,000, or ``max_entries // 4``
-    when ``max_entries`` is given).  There is no table bound of ours: the
-    server's ``maxmemory`` is, and with ``noeviction`` a full server answers
-    out-of-memory, which is a refusal (``StateUnavailable``).
+    sender (an int, a mapping or a callable, as ``MemoryReplayGuard``; default
+    25,000).  ``max_entries`` does not apply: there is no table bound of ours,
+    the server's ``maxmemory`` is, and with ``noeviction`` a full server
+    answers out-of-memory, which is a refusal (``StateUnavailable``).
 
     ``require_noeviction`` (default True): on first use and every 60 s the
     guard reads ``maxmemory-policy`` and answers ``StateUnavailable`` while it
@@ -162,7 +171,14 @@ class RedisReplayGuard(_RedisGuardBase):
         try:
             if self.policy.due():
                 self._check_policy()
-            answer = self._script(keys=self.keys(identity), args=args)
+            keys = self.keys(identity)
+            try:
+                answer = self.client.execute_command("EVALSHA", self._sha, 2, *keys, *args)
+            except Exception as exc:
+                if not is_no_script(exc):
+                    raise
+                self.client.script_load(ADMIT_SCRIPT)  # a new server, a failover, SCRIPT FLUSH
+                answer = self.client.execute_command("EVALSHA", self._sha, 2, *keys, *args)
         except Exception as exc:
             if is_store_error(exc):
                 raise unavailable(exc, "replay guard") from None
@@ -197,7 +213,14 @@ class AsyncRedisReplayGuard(_RedisGuardBase):
         try:
             if self.policy.due():
                 await self._check_policy()
-            answer = await self._script(keys=self.keys(identity), args=args)
+            keys = self.keys(identity)
+            try:
+                answer = await self.client.execute_command("EVALSHA", self._sha, 2, *keys, *args)
+            except Exception as exc:
+                if not is_no_script(exc):
+                    raise
+                await self.client.script_load(ADMIT_SCRIPT)
+                answer = await self.client.execute_command("EVALSHA", self._sha, 2, *keys, *args)
         except Exception as exc:
             if is_store_error(exc):
                 raise unavailable(exc, "replay guard") from None

@@ -36,6 +36,7 @@ import threading
 from typing import Any, Callable, Dict, List, Optional, Protocol, Tuple, TypeVar
 
 from .. import _core
+from .._state_sqlite import _new_lock_after_fork
 from ..errors import (
     DecodeError,
     KeyFormatError,
@@ -318,7 +319,9 @@ class FileKeyPins(_PinStore):
     link.  Every change takes an exclusive ``flock`` on ``<real target>.lock``
     (created 0600), re-reads the file, decides and writes under it; every read
     notices another store's write by a generation counter in that lock file and
-    re-reads.  Raises ``KeyPinsCorrupt`` when the file is not exactly that
+    re-reads (so edit the file by hand only while no store has it open, and
+    never delete the lock file under open stores: they would stop excluding
+    each other).  Raises ``KeyPinsCorrupt`` when the file is not exactly that
     (invalid JSON, duplicate keys, unknown members, a key whose fingerprint is
     not the pinned one), ``StateUnavailable`` (an ``OSError``) when it cannot
     be read or written.
@@ -327,6 +330,7 @@ class FileKeyPins(_PinStore):
     def __init__(self, path: "os.PathLike[str] | str") -> None:
         self.path = os.fspath(path)
         self._lock = threading.Lock()
+        _new_lock_after_fork(self)
         self._lock_fd = -1
         self._lock_pid = -1
         self._generation = -1
@@ -358,6 +362,8 @@ class FileKeyPins(_PinStore):
         return fd
 
     def _read_generation(self, fd: int) -> int:
+        if not hasattr(os, "pread"):  # pragma: no cover - Windows: no counter, so every read re-reads the file
+            return -2
         raw = os.pread(fd, 8, 0)
         return int.from_bytes(raw, "big") if len(raw) == 8 else 0
 
@@ -365,7 +371,7 @@ class FileKeyPins(_PinStore):
         """Re-read the file when another store changed it since this one last did (caller holds ``_lock``)."""
         try:
             generation = self._read_generation(self._lock_file())
-            if generation != self._generation:
+            if generation != self._generation or generation == -2:
                 self._pins = _load(self.path)
                 self._generation = generation
         except OSError as exc:
@@ -399,7 +405,8 @@ class FileKeyPins(_PinStore):
                     pins[provenance_id] = record
                     self._commit(pins)
                     try:
-                        os.pwrite(fd, (generation + 1).to_bytes(8, "big"), 0)
+                        if hasattr(os, "pwrite"):
+                            os.pwrite(fd, (generation + 1).to_bytes(8, "big"), 0)
                     except OSError as exc:
                         raise StateUnavailable(f"cannot update the lock file of `{self.path}`: {exc}") from None
                     self._pins, self._generation = pins, generation + 1
