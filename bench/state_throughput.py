@@ -49,8 +49,8 @@ def worker(offers_path: str, backend: str, spec: str, scheme: str, start: int, s
         time.sleep(0.0002)
     accepted = 0
     for data in lines:
-        # recipient= becomes required on receive_offer (the receiver issue): add it here then.
-        ajp.receive_offer(data, now=NOW, replay_guard=guard, **key)
+        ajp.receive_offer(data, now=NOW, recipient="provenance:domain:receiver.example", replay_guard=guard,
+                          require_capabilities=(), **key)  # a bare public key: no declaration to read capabilities from
         accepted += 1
     print(json.dumps({"accepted": accepted, "done": time.time()}))
 

@@ -158,11 +158,14 @@ def offers(request):
     return request.param, out, check
 
 
+RECEIVER = "provenance:domain:receiver.example"  # every offer's `to`; bare public keys: no capability rule
+
+
 def _receive(benchmark, offers, guard):
     scheme, data, check = offers
     feed = itertools.cycle(data) if guard is None else iter(data)
-    # recipient= becomes required on receive_offer (the receiver issue): add it here then.
-    benchmark.pedantic(lambda: ajp.receive_offer(next(feed), now=NOW, replay_guard=guard, **check),
+    benchmark.pedantic(lambda: ajp.receive_offer(next(feed), now=NOW, recipient=RECEIVER, replay_guard=guard,
+                                                 require_capabilities=(), **check),
                        rounds=len(data), iterations=1, warmup_rounds=0)
 
 

@@ -37,6 +37,7 @@ from ajpcore.timestamps import timestamp_micros
 
 SECRET = "state-test-secret"
 NOW = "2026-03-05T10:00:01Z"
+RECEIVER = "provenance:domain:receiver.example"  # the `to` of tests/test_state_guards.py's offers
 NOW_US = timestamp_micros(NOW)
 
 
@@ -61,7 +62,7 @@ def open_guard(backend: str, spec: str):
 
 def receive(data: bytes, guard):
     # recipient= becomes required on receive_offer (the receiver issue): add it here then.
-    return ajp.receive_offer(data, now=NOW, secret=SECRET, replay_guard=guard)
+    return ajp.receive_offer(data, now=NOW, recipient=RECEIVER, secret=SECRET, replay_guard=guard)
 
 
 def race(offers: list, guard, backend: str, threads: int, go: str) -> dict:
@@ -102,7 +103,7 @@ def race(offers: list, guard, backend: str, threads: int, go: str) -> dict:
 
         async def task_main(seed: int) -> None:
             for data in order(seed):
-                offer = ajp.receive_offer(data, now=NOW, secret=SECRET)  # the checks; the guard is awaited
+                offer = ajp.receive_offer(data, now=NOW, recipient=RECEIVER, secret=SECRET)  # the guard is awaited
                 try:
                     await guard.admit(identity, offer.job_id, expires_at_us=timestamp_micros(offer.expires_at),
                                       now_us=NOW_US, digest=hashlib.sha256(signing_bytes(offer.to_dict())).digest())
