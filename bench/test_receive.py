@@ -181,6 +181,20 @@ def test_agent_floor_decode_and_one_verify(benchmark, core):
     assert _run(benchmark, _Feed(AGENT_OFFERS, lambda: None), run)["from"]["provenance_id"] == PID
 
 
+def test_agent_floor_typed_offer_and_one_verify(benchmark, core):
+    """The same floor with the offer read as a typed, schema-checked ``JobOffer`` (what "decoding it" is in ajpcore)."""
+    benchmark.group = "receive:ed25519-agent"
+    benchmark.name = f"floor: JobOffer.from_json + 1 verify ({DEFAULT_BACKEND}) {core}"
+    public = KEY.public_key
+
+    def run(_, raw):
+        offer = ajp.JobOffer.from_json(raw)
+        offer.verify(public_key=public)
+        return offer
+
+    assert _run(benchmark, _Feed(AGENT_OFFERS, lambda: None), run).sender.provenance_id == PID
+
+
 def test_agent_unsafe_pipeline(benchmark):
     benchmark.group = "receive:ed25519-agent"
     benchmark.name = f"orjson + 1 verify ({DEFAULT_BACKEND}, unsafe)"

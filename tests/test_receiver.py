@@ -564,3 +564,22 @@ def test_readme_error_table_has_the_receiver_codes():
     for cls in (RecipientMismatch, DeclarationUnreachable):
         row = next(line for line in table.splitlines() if line.startswith(f"| `{cls.code}` |"))
         assert f"| {cls.status} |" in row and cls.__name__ in row
+
+
+def test_sync_forms_refuse_async_stores_and_resolvers(core):
+    class AsyncPins:
+        async def check(self, provenance_id, fingerprint, public_key=None):
+            return None
+
+    with pytest.raises(KeyUsageError, match="receive_async"):
+        receiver(pins=AsyncPins()).receive(agent_offer().to_json(), now=NOW)
+
+    def returns_a_coroutine(provenance_id, url):
+        async def later():
+            return DECL, url
+        return later()
+
+    with pytest.raises(KeyUsageError, match="asynchronous"):
+        receiver(declarations=returns_a_coroutine).receive(agent_offer().to_json(), now=NOW)
+    r = receiver(pins=AsyncPins(), declarations=returns_a_coroutine)
+    assert asyncio.run(r.receive_async(agent_offer().to_json(), now=NOW)).identity.provenance_id == PID

@@ -264,7 +264,9 @@ class Receiver:
             raise KeyUsageError("the declaration resolver is asynchronous: call `receive_async` / `answer_offer_async`")
         assert self._resolver is not None
         try:
-            fetched = _no_coroutine(self._resolver(provenance_id, url), "the declaration resolver")
+            fetched = self._resolver(provenance_id, url)
+            if type(fetched) is not tuple:  # the usual answer skips the awaitable check
+                _no_coroutine(fetched, "the declaration resolver")
         except AjpError:
             raise
         except _UNREACHABLE as exc:
@@ -274,7 +276,9 @@ class Receiver:
         pins = self.pins
         if pins is not None:
             check: Callable[..., Any] = pins.check  # a sync store returns None, an async one a coroutine
-            _no_coroutine(check(identity.provenance_id, identity.fingerprint, identity.public_key), "`pins`")
+            checked = check(identity.provenance_id, identity.fingerprint, identity.public_key)
+            if checked is not None:  # a coroutine: an async store in the sync form
+                _no_coroutine(checked, "`pins`")
         offer.verify(public_key=identity.public_key, backend=self.backend, any_scheme=True)
         received = ReceivedOffer(offer, identity, "ed25519:" + identity.fingerprint, offer_digest(offer))
         return received, now_us, expires_us
@@ -298,11 +302,10 @@ class Receiver:
         guard = self.replay_guard
         if guard is not None:
             admit: Callable[..., Any] = guard.admit  # a sync store returns None, an async one a coroutine
-            _no_coroutine(
-                admit(received.replay_identity, received.job_id, expires_at_us=expires_us, now_us=now_us,
-                      digest=received.digest),
-                "`replay_guard`",
-            )
+            admitted = admit(received.replay_identity, received.job_id, expires_at_us=expires_us, now_us=now_us,
+                             digest=received.digest)
+            if admitted is not None:
+                _no_coroutine(admitted, "`replay_guard`")
 
     async def _call(self, store: Any, method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         if inspect.iscoroutinefunction(method):
