@@ -148,7 +148,11 @@ def check_envelopes(cases: List[Dict[str, Any]]) -> Failures:
     by_id = {case["id"]: case for case in cases}
     for case in cases:
         capacity = case.get("replay_capacity")
-        guard = ajp.MemoryReplayGuard() if capacity is None else ajp.MemoryReplayGuard(max_entries=capacity)
+        # `replay_capacity`: how many offers the receiver holds for this case's one sender (a guard's
+        # table must hold more than one sender's quota, so the table gets one more place).
+        guard = ajp.MemoryReplayGuard() if capacity is None else ajp.MemoryReplayGuard(
+            max_entries=capacity + 1, max_per_identity=capacity
+        )
         unknown = [cid for cid in case.get("follows", []) if cid not in by_id]
         if unknown:
             failures.append((case["id"], f"follows unknown case `{unknown[0]}`"))
