@@ -65,8 +65,18 @@ def receive_offer(
     # any_scheme: the strict rules above already refused a scheme that does not fit the sender.
     offer.verify(secret=secret, public_key=public_key, any_scheme=True)
     if replay_guard is not None:
-        replay_guard.admit(
+        admit: Any = replay_guard.admit  # Any: an asyncio guard passed here by mistake returns a coroutine
+        outcome = admit(
             replay_identity(secret=secret, public_key=public_key), raw["job_id"], expires_at_us=expires_us, now_us=now_us,
             digest=hashlib.sha256(signing_bytes(raw)).digest(),  # tells a byte-identical retry from another body
         )
+        if outcome is not None:  # an asyncio guard's coroutine: nothing was checked, so never an acceptance
+            _refuse_coroutine(outcome, "replay_guard")
     return offer
+
+
+def _refuse_coroutine(outcome: Any, what: str) -> None:
+    close = getattr(outcome, "close", None)
+    if callable(close):
+        close()  # no "never awaited" warning: the refusal says it
+    raise TypeError(f"`{what}` is an asyncio store (its methods are coroutines): await it in an async receiver")

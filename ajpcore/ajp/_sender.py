@@ -148,7 +148,11 @@ def verify_sender(
         if capability not in capabilities:
             raise SenderIdentityError(f"sender does not declare capability `{capability}`", "CAPABILITY_NOT_DECLARED")
     if pins is not None:
-        pins.check(provenance_id, result.fingerprint, key)
+        check: Any = pins.check  # Any: an asyncio pin store passed here by mistake returns a coroutine
+        outcome = check(provenance_id, result.fingerprint, key)
+        if outcome is not None:  # nothing was checked: never an acceptance
+            getattr(outcome, "close", lambda: None)()
+            raise TypeError("`pins` is an asyncio store (its methods are coroutines): await it in an async receiver")
     try:
         digest = declaration_digest(declaration)
     except AjpError as exc:  # only a 0.1 declaration (whose signature never canonicalises it) gets here
