@@ -34,6 +34,9 @@ __all__ = [
 SCHEMA_VERSION = 1
 """``PRAGMA user_version`` of a state file this version writes and reads."""
 
+WAL_AUTOCHECKPOINT = 10_000
+"""WAL pages (1 KiB each) after which a commit checkpoints the WAL back into the database file."""
+
 SYNCHRONOUS_MODES = ("NORMAL", "FULL")
 """``synchronous=`` values: ``NORMAL`` survives any process crash, ``FULL`` also a power cut."""
 
@@ -188,6 +191,10 @@ class SQLiteState:
         if mode is None or str(mode[0]).lower() != "wal":
             raise StateUnavailable(f"`{self.path}` cannot use WAL mode (journal_mode is {mode and mode[0]})")
         conn.execute(f"PRAGMA synchronous = {self.synchronous}")
+        # A checkpoint (with its fsyncs) runs inside the commit that crosses the threshold: every 1,000
+        # pages by default, about every 250 admits. 10,000 pages (10 MiB of WAL) measured a mean admit
+        # of 110 µs against 195 µs on this machine's disk, the WAL staying bounded.
+        conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_AUTOCHECKPOINT}")
         conn.execute("PRAGMA foreign_keys = OFF")
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         if version == SCHEMA_VERSION:

@@ -649,3 +649,19 @@ def test_redis_prefix_is_checked():
     for bad in ("a{b", "a}b", 5):
         with pytest.raises(ValueError):
             ajp.RedisReplayGuard(redis.Redis(), prefix=bad)
+
+
+def test_an_asyncio_guard_given_to_the_sync_receive_path_is_refused_never_skipped(tmp_path, offers_file):
+    """An async guard's admit returns a coroutine: receive_offer must not take that for an acceptance."""
+    import warnings
+
+    from state_worker import receive
+
+    data = offers_file.read_text().splitlines()[0].encode()
+    guard = ajp.AsyncSQLiteReplayGuard(tmp_path / "async.db")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # and no "coroutine was never awaited" left behind
+        with pytest.raises(TypeError, match="asyncio"):
+            receive(data, guard)
+    assert len(guard.sync) == 0  # nothing was admitted
+    guard.close()

@@ -279,3 +279,24 @@ def test_threads_racing_first_use_pin_exactly_one_key(backend, tmp_path):
         winners = [o for o in outcomes if o != "KEY_ROTATED"]
         assert len(winners) == 1 and outcomes.count("KEY_ROTATED") == len(keys) - 1
         assert store.pinned(pid) == winners[0]
+
+
+def test_an_asyncio_pin_store_given_to_verify_sender_is_refused_never_skipped(tmp_path):
+    import warnings
+
+    from ajpcore import ajp
+    from ajpcore.provenance import sign_declaration
+
+    url = "https://agent.example.com/.well-known/provenance.json"
+    declaration = sign_declaration({"provenance": "0.2", "name": "Agent", "description": "An agent.",
+                                    "provenance_id": PID, "capabilities": [], "constraints": []}, K1)
+    offer = ajp.new_offer(sender={"type": "agent", "provenance_id": PID, "declaration_url": url},
+                          to="provenance:domain:receiver.example", task={"type": "t", "instruction": "i"},
+                          now="2026-03-05T10:00:00Z", private_key=K1)
+    pins = provenance.AsyncSQLiteKeyPins(tmp_path / "async-pins.db")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(TypeError, match="asyncio"):
+            ajp.verify_sender(offer, declaration, retrieved_from=url, pins=pins)
+    assert len(pins.sync) == 0  # nothing was pinned
+    pins.close()

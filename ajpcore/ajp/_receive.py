@@ -109,6 +109,18 @@ def _accepted_shape(
     return offer, now_us, expires_us
 
 
+def _refuse_coroutine(outcome: Any, what: str) -> None:
+    """An asyncio store or resolver answered a coroutine on a sync path: nothing was checked, so never an
+    acceptance.  The coroutine is closed (no "never awaited" warning); ``KeyUsageError`` (a ``TypeError``)."""
+    close = getattr(outcome, "close", None)
+    if callable(close):
+        close()
+    raise KeyUsageError(
+        f"{what} is asynchronous (an asyncio store or resolver answered a coroutine): "
+        "await it with `Receiver.receive_async` / `answer_offer_async`"
+    )
+
+
 def _no_declaration(wanted: Tuple[str, ...]) -> None:
     """An agent sender checked with a bare ``public_key``: its capabilities cannot be read."""
     if wanted:
@@ -190,7 +202,10 @@ def receive_offer(
         identity = _declared_sender(raw["from"], declaration, retrieved_from)
         _check_capabilities(identity, wanted)
         if pins is not None:
-            pins.check(identity.provenance_id, identity.fingerprint, identity.public_key)
+            check: Any = pins.check  # Any: an asyncio pin store passed here by mistake returns a coroutine
+            checked = check(identity.provenance_id, identity.fingerprint, identity.public_key)
+            if checked is not None:
+                _refuse_coroutine(checked, "`pins`")
         public_key = identity.public_key
     elif pins is not None or rule:
         raise KeyUsageError("`pins=` and `require_capabilities=` apply to the sender's declaration: give `declaration=`")
@@ -199,8 +214,11 @@ def receive_offer(
     # any_scheme: the strict rules above already refused a scheme that does not fit the sender.
     offer.verify(secret=secret, public_key=public_key, any_scheme=True)
     if replay_guard is not None:
-        replay_guard.admit(
+        admit: Any = replay_guard.admit  # Any: an asyncio guard passed here by mistake returns a coroutine
+        outcome = admit(
             replay_identity(secret=secret, public_key=public_key), raw["job_id"], expires_at_us=expires_us,
             now_us=now_us, digest=offer_digest(offer),
         )
+        if outcome is not None:
+            _refuse_coroutine(outcome, "`replay_guard`")
     return offer

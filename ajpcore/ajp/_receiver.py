@@ -46,6 +46,7 @@ from ._receive import (
     _accepted_shape,
     _capability_rule,
     _recipients,
+    _refuse_coroutine,
     _required,
     offer_digest,
 )
@@ -98,10 +99,7 @@ def _blocking(store: Any) -> bool:
 
 def _no_coroutine(result: Any, what: str) -> Any:
     if inspect.isawaitable(result):
-        close = getattr(result, "close", None)
-        if close is not None:
-            close()
-        raise KeyUsageError(f"{what} is asynchronous: call `receive_async` / `answer_offer_async`")
+        _refuse_coroutine(result, what)
     return result
 
 

@@ -1,5 +1,8 @@
-"""Replay protection: the ``ReplayGuard`` interface, its in-memory implementation
+"""Replay protection: the ``ReplayGuard`` interface, per-sender quotas, the in-memory guard
 and the identity a guard keys senders by (their verifying key, not a claimed name).
+
+The guards shared by processes and hosts live beside it, one module per store:
+``_replay_sqlite`` (one host) and ``_replay_redis`` (many hosts).
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Optional, Sequence, Tuple, Union
 
 from .. import _core
-from ..errors import AjpError, DecodeError, SenderIdentityError
+from ..errors import AjpError, DecodeError, KeyUsageError, SenderIdentityError
 from ..keys import Ed25519PublicKey
 from ..provenance import declaration_digest, verify_declaration
 from ..provenance.pins import KeyPins
@@ -309,6 +309,10 @@ def verify_sender(
     identity = _declared_sender(offer._raw["from"], declaration, retrieved_from, backend=backend)
     _check_capabilities(identity, _wanted(require_capabilities))
     if pins is not None:
-        pins.check(identity.provenance_id, identity.fingerprint, identity.public_key)
+        check: Any = pins.check  # Any: an asyncio pin store passed here by mistake returns a coroutine
+        outcome = check(identity.provenance_id, identity.fingerprint, identity.public_key)
+        if outcome is not None:  # nothing was checked: never an acceptance
+            getattr(outcome, "close", lambda: None)()
+            raise KeyUsageError("`pins` is an asyncio store (its methods are coroutines): await it in an async receiver")
     offer.verify(public_key=identity.public_key, backend=backend)
     return identity

@@ -172,10 +172,11 @@ def check_envelopes(cases: List[Dict[str, Any]]) -> Failures:
 
     def answer(case: Dict[str, Any]) -> Optional[str]:
         capacity = case.get("replay_capacity")
-        # `replay_capacity` live offers, then 429: the pack's cases come from one sender, and a guard may not
-        # let one sender fill its whole table, so the sender's quota is the capacity (the table twice it).
+        # `replay_capacity`: how many offers the receiver holds for this case's one sender (a guard's
+        # table must hold more than one sender's quota, so the table gets one more place).
         guard = ajp.MemoryReplayGuard() if capacity is None else ajp.MemoryReplayGuard(
-            max_entries=2 * capacity, max_per_identity=capacity)
+            max_entries=capacity + 1, max_per_identity=capacity
+        )
         unknown = [cid for cid in case.get("follows", []) if cid not in by_id]
         if unknown:
             return f"follows unknown case `{unknown[0]}`"
