@@ -9,6 +9,8 @@
 - ``mypy``: ``mypy --strict -p ajpcore``.
 - ``package``: ``python -m build``; the wheel, and the sdist built without a compiler,
   each installed in a fresh venv outside the clone, run ``ajpcore --version`` and the demo.
+- ``a2a_interop``: ``ajpcore.a2a`` against the pinned A2A SDKs (a2a-python in its own venv,
+  @a2a-js/sdk from ``.ci/run``'s npm ci of tests/interop-a2a).
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ def readme_test_command() -> str:
     raise RuntimeError("README.md has no line starting with: pip install '.[test]'")
 
 
-SWITCHES = ("AJPCORE_NO_EXTENSIONS", "AJPCORE_REQUIRE_EXTENSIONS", "AJPCORE_HYPOTHESIS_SIZE")
+SWITCHES = ("AJPCORE_NO_EXTENSIONS", "AJPCORE_REQUIRE_EXTENSIONS", "AJPCORE_HYPOTHESIS_SIZE", "AJPCORE_A2A_INTEROP")
 
 
 def _clean_env(session: nox.Session, **env: str) -> None:
@@ -149,3 +151,19 @@ def examples(session: nox.Session) -> None:
     session.run("python", "-m", "pytest", str(ROOT / "tests" / "test_receiver_examples.py"), "-q", "-s",
                 "-p", "no:randomly", "-p", "no:cacheprovider", f"--rootdir={ROOT}")
 # --- end examples ------------------------------------------------------------------------------
+
+# --- A2A SDK interop (issue 22) ------------------------------------------------------------------
+# a2a-python in a venv of its own, so its dependencies (protobuf, PyJWT, httpx, pydantic...) never
+# enter the main test venvs.  Runs tests/test_a2a_interop.py with AJPCORE_A2A_INTEROP=1, under which
+# a missing SDK fails instead of skipping; the Node half uses the npm ci of tests/interop-a2a that
+# .ci/run names in AJPCORE_A2A_NODE_MODULES (without node the job fails: CI must check both SDKs).
+A2A_SDK_PIN = "a2a-sdk[signing]==1.3.0"
+
+
+@nox.session(python=TOOLS_PYTHON)
+def a2a_interop(session: nox.Session) -> None:
+    """ajpcore.a2a against a2a-python (pinned, this venv) and @a2a-js/sdk (pinned, npm)."""
+    _clean_env(session, AJPCORE_REQUIRE_EXTENSIONS="1", AJPCORE_A2A_INTEROP="1")
+    session.install(".", "pytest>=7", "hypothesis>=6.100", "pytest-benchmark>=4", A2A_SDK_PIN)
+    session.run("pytest", "-q", "-p", "no:randomly", "tests/test_a2a_interop.py", "bench/test_a2a.py", "--benchmark-disable")
+# --- end A2A SDK interop ---------------------------------------------------------------------------

@@ -109,6 +109,11 @@ MALFORMED = {
     "envelopes capacity is zero": ("envelopes.json", lambda c: True, {"replay_capacity": 0}, "`replay_capacity` must be a positive integer"),
     "envelopes capacity is text": ("envelopes.json", lambda c: True, {"replay_capacity": "3"}, "`replay_capacity` must be a positive integer"),
     "envelopes code is a number": ("envelopes.json", lambda c: True, {"expect_code": 409}, "`expect_code` must be a string"),
+    "a2a card is a list": ("a2a.json", lambda c: "card" in c and "payloads" not in c, {"card": []}, "`card` must be an object"),
+    "a2a payload profiles differ": ("a2a.json", lambda c: "payloads" in c, {"unsigned": {}}, "`unsigned` names the profiles"),
+    "a2a two key sets": ("a2a.json", lambda c: "jwks" in c and "payloads" not in c, {"jwks_text": "{}"},
+                         "exactly one of `jwks` and `jwks_text`"),
+    "a2a algorithms is text": ("a2a.json", lambda c: "expect" in c, {"algorithms": "EdDSA"}, "`algorithms` must be an array of strings"),
 }
 
 

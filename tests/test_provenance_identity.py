@@ -348,3 +348,33 @@ def test_the_url_gate_refuses_the_respelling_before_any_fetch():
         with pytest.raises(SenderIdentityError) as exc:
             check_declaration_url(URL, respelled)
         assert exc.value.code in ("PROVENANCE_ID_NOT_CANONICAL", "PROVENANCE_ID_INVALID")
+
+
+@pytest.mark.parametrize("host", ["169.254.169.254", "[::1]", "[::ffff:169.254.169.254]", "2852039166", "0x7f.1",
+                                  "0177.0.0.1", "127.1", "0x7f000001", "1.2.3.4."])
+def test_gate_names_an_ip_literal_as_such(host):
+    with pytest.raises(SenderIdentityError, match="its host is an IP address"):
+        check_declaration_url(f"https://{host}/.well-known/provenance.json", "provenance:domain:agent.example.com")
+
+
+class _AgreeableStr(str):
+    """A str subclass that claims to equal everything."""
+
+    def __eq__(self, other):
+        return True
+
+    def __ne__(self, other):
+        return False
+
+    __hash__ = str.__hash__
+
+
+def test_a_str_subclass_cannot_vouch_for_its_own_spelling():
+    respelled = _AgreeableStr("provenance:DOMAIN:agent.example.com")
+    assert check_location(respelled, HOME) == "unchecked"
+    with pytest.raises(SenderIdentityError) as exc:
+        require_canonical_provenance_id(respelled)
+    assert exc.value.code == "PROVENANCE_ID_NOT_CANONICAL"
+    with pytest.raises(SenderIdentityError):
+        check_declaration_url(HOME, respelled)
+    assert check_location(_AgreeableStr(AGENT), _AgreeableStr(HOME)) == "match"  # a plain spelling still is

@@ -21,13 +21,13 @@ from typing import Callable, List, Optional
 from .. import __version__
 from .._core import BACKEND, PURE_REASON
 from ..errors import AjpError
-from . import _check, _conformance, _documents, _manifest, _provenance, _signatures
+from . import _a2a, _check, _conformance, _documents, _manifest, _provenance, _signatures
 from ._check import CHECK_KINDS, CheckKind, register_check
 from ._io import EXIT_MALFORMED, CliError, Subcommands
 
 __all__ = ["main", "build_parser", "version_text", "register_check", "CheckKind", "CHECK_KINDS", "CliError", "Subcommands"]
 
-COMMAND_GROUPS: List[ModuleType] = [_documents, _signatures, _check, _manifest, _provenance, _conformance]
+COMMAND_GROUPS: List[ModuleType] = [_documents, _signatures, _check, _manifest, _provenance, _conformance, _a2a]
 """Modules whose ``add_commands(sub)`` adds their subcommands, in ``--help`` order."""
 
 EXIT_INTERRUPTED = 130

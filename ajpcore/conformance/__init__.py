@@ -1,10 +1,11 @@
 """The AJP conformance pack: plain JSON cases any implementation can run, and ajpcore's runner.
 
-The pack is four files, each ``{"version": 1, "cases": [...]}`` (the field contract is
-in the README, section "Conformance"): ``canonical.json`` (JSON text to RFC 8785 text),
+The pack is five files, each ``{"version": 1, "cases": [...]}`` (the field contract is
+in the README, section "Conformance"; ``a2a.json``'s in docs/a2a.md): ``canonical.json`` (JSON text to RFC 8785 text),
 ``signatures.json`` (signed bodies and their verdict), ``decode.json`` (bytes an I-JSON
-receiver accepts or refuses) and ``envelopes.json`` (whole JobOffers and the HTTP
-status a strict receiver answers).  The same files live in the repository's
+receiver accepts or refuses), ``envelopes.json`` (whole JobOffers and the HTTP
+status a strict receiver answers) and ``a2a.json`` (A2A Agent Card payloads per
+canonicalization profile, signed cards and key sets with their verdict).  The same files live in the repository's
 ``conformance/`` folder (made by ``conformance/generate.py``) and, for installed
 copies, in this package's ``pack/`` folder; a test keeps the two identical.
 
@@ -30,13 +31,14 @@ from . import runner
 __all__ = ["MAX_PACK_FILE_BYTES", "PACK_FILES", "PACK_VERSION", "CaseFailure", "PackError", "Report", "export", "load_pack", "run"]
 
 PACK_VERSION = 1
-PACK_FILES: Tuple[str, ...] = ("canonical.json", "signatures.json", "decode.json", "envelopes.json")
+PACK_FILES: Tuple[str, ...] = ("canonical.json", "signatures.json", "decode.json", "envelopes.json", "a2a.json")
 
 _CHECKS: Dict[str, Callable[[List[Dict[str, Any]]], List[Tuple[str, str]]]] = {
     "canonical.json": runner.check_canonical,
     "signatures.json": runner.check_signatures,
     "decode.json": runner.check_decode,
     "envelopes.json": runner.check_envelopes,
+    "a2a.json": runner.check_a2a,
 }
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -88,6 +90,7 @@ _REQUIRED = {
     "signatures.json": ("body", "expect"),
     "decode.json": ("input_b64", "expect"),
     "envelopes.json": ("message_b64", "now", "expect_status"),
+    "a2a.json": (),
 }
 
 MAX_PACK_FILE_BYTES = 32 * 1024 * 1024
@@ -133,6 +136,31 @@ _FIELD_TYPES: Dict[str, Dict[str, Tuple[Callable[[Any], bool], str]]] = {
                        "follows": (_is_id_list, "an array of case ids"),
                        "replay_capacity": (_is_capacity, "a positive integer"), "secret": _STR, "public_key": _STR},
 }
+_OBJECT = (lambda v: type(v) is dict, "an object")
+_STRINGS = (lambda v: type(v) is list and all(type(x) is str for x in v), "an array of strings")
+_FIELD_TYPES["a2a.json"] = {
+    "card": _OBJECT, "jwks": _OBJECT, "jwks_text": _STR, "expect": _STR, "expect_profile": _STR,
+    "expect_kid": _STR, "expect_unsigned": _STRINGS, "profile": _STR, "algorithms": _STRINGS,
+    "allowed_jku": _STRINGS,
+    "payloads": (lambda v: type(v) is dict and all(type(x) is str for x in v.values()), "an object of strings"),
+    "unsigned": (lambda v: type(v) is dict and all(_STRINGS[0](x) for x in v.values()), "an object of string arrays"),
+}
+
+
+def _a2a_case_shape(case: Dict[str, Any]) -> Optional[str]:
+    """Why an a2a.json case has neither shape docs/a2a.md gives it, or None."""
+    if "payloads" in case:
+        if "card" not in case or "unsigned" not in case:
+            return "a payload case has `card`, `payloads` and `unsigned`"
+        if set(case["unsigned"]) != set(case["payloads"]):
+            return "`unsigned` names the profiles `payloads` names"
+        return None
+    if "expect" not in case or ("jwks" in case) == ("jwks_text" in case):
+        return "a verify case has `expect` and exactly one of `jwks` and `jwks_text`"
+    return None
+
+
+_CASE_SHAPES: Dict[str, Callable[[Dict[str, Any]], Optional[str]]] = {"a2a.json": _a2a_case_shape}
 # Pairs of which a case holds exactly one.
 _ONE_OF = {
     "canonical.json": ("canonical", "error"),
@@ -182,6 +210,10 @@ def _check_fields(name: str, case: Dict[str, Any]) -> None:
     pair = _ONE_OF.get(name)
     if pair is not None and (pair[0] in case) == (pair[1] in case):
         raise PackError(f"a case has exactly one of `{pair[0]}` and `{pair[1]}` {where}")
+    shape = _CASE_SHAPES.get(name)
+    wrong = shape(case) if shape is not None else None
+    if wrong is not None:
+        raise PackError(f"{wrong} {where}")
 
 
 def load_pack(directory: Optional[PathLike] = None) -> Dict[str, List[Dict[str, Any]]]:

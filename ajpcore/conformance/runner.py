@@ -12,6 +12,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .. import _core, ajp
 from ..errors import (
+    AjpError,
     BadSignature,
     DecodeError,
     EncodeError,
@@ -189,3 +190,74 @@ def check_envelopes(cases: List[Dict[str, Any]]) -> Failures:
         return None
 
     return _each(cases, answer)
+
+
+# -- a2a.json: A2A Agent Card signatures --------------------------------------------------------
+
+_A2A_KINDS = (
+    ("UnsignedCard", "unsigned"),
+    ("UnsupportedAlgorithm", "unsupported_algorithm"),
+    ("UntrustedKey", "untrusted_key"),
+    ("MalformedJws", "malformed"),
+    ("MalformedCard", "malformed"),
+    ("BadSignature", "bad"),
+    ("KeyFormatError", "bad_key"),  # JwkError and WeakKey
+)
+
+
+def a2a_refusal_kind(exc: Exception) -> str:
+    """The pack's name for an ``ajpcore.a2a`` refusal (``unsigned``, ``bad_key``, ...)."""
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    return next((kind for name, kind in _A2A_KINDS if name in names), type(exc).__name__)
+
+
+def _a2a_answer(case: Dict[str, Any]) -> Tuple[str, Any]:
+    from .. import a2a
+
+    try:
+        keys = a2a.KeySet.from_jwks(case["jwks_text"] if "jwks_text" in case else case["jwks"])
+        if "card" not in case:
+            return "valid", None
+        result = a2a.verify_card(case["card"], keys, algorithms=case.get("algorithms"), profile=case.get("profile"),
+                                 allowed_jku=case.get("allowed_jku"))
+    except (AjpError, ValueError) as exc:
+        return a2a_refusal_kind(exc), None
+    return "valid", result
+
+
+def check_a2a(cases: List[Dict[str, Any]]) -> Failures:
+    """Payload cases: ``payloads``/``unsigned`` per profile; verify and key-set cases: ``expect``
+    (and ``expect_profile``, ``expect_kid``, ``expect_unsigned`` for a valid card)."""
+    failures: Failures = []
+    for case in cases:
+        try:
+            failures.extend((case["id"], message) for message in _a2a_case_failures(case))
+        except Exception as exc:  # reported, with its kind, as the case's failure
+            failures.append((case["id"], f"the runner failed on this case: {type(exc).__name__}: {exc}"))
+    return failures
+
+
+def _a2a_case_failures(case: Dict[str, Any]) -> List[str]:
+    """What differs in one a2a.json case (a payload case may differ in several profiles)."""
+    from .. import a2a
+
+    failures: List[str] = []
+    if "payloads" in case:
+        for profile, text in case["payloads"].items():
+            got = a2a.payload(case["card"], profile).decode("utf-8")
+            if got != text:
+                failures.append(f"`{profile}` payload: expected {_short(text)}, got {_short(got)}")
+            left_out = list(a2a._profiles.project(case["card"], profile)[1])
+            if left_out != case["unsigned"][profile]:
+                failures.append(f"`{profile}` leaves out {left_out}, expected {case['unsigned'][profile]}")
+        return failures
+    verdict, result = _a2a_answer(case)
+    if verdict != case["expect"]:
+        return [f"expected {case['expect']}, got {verdict}"]
+    for field, attr in (("expect_profile", "profile"), ("expect_kid", "kid"), ("expect_unsigned", "unsigned_members")):
+        if field in case and result is not None:
+            got = getattr(result, attr)
+            want = case[field] if field != "expect_unsigned" else tuple(case[field])
+            if got != want:
+                failures.append(f"expected {attr} {want!r}, got {got!r}")
+    return failures

@@ -63,6 +63,7 @@ _SCHEME_PORT = 443
 # example), RFC 6762 (local), RFC 7686 (onion), RFC 8375 (home.arpa; and .arpa is
 # infrastructure only), RFC 9476 (alt), and ICANN's reserved private-use "internal" (2024).
 _SPECIAL_USE_TLDS = frozenset({"localhost", "local", "test", "invalid", "example", "onion", "arpa", "alt", "internal"})
+_BRACKETED_HOST = re.compile(r"https://\[", re.IGNORECASE)  # an IPv6 (or IPvFuture) literal
 _DECLARATION_URL = re.compile(r"https://(?P<host>[^/?#:@]*)(?::(?P<port>[0-9]*))?(?P<rest>[/?#].*)?", re.IGNORECASE | re.DOTALL)
 
 
@@ -222,7 +223,7 @@ def require_canonical_provenance_id(provenance_id: object) -> str:
     ``PROVENANCE_ID_INVALID`` as ``canonical_provenance_id``.
     """
     canonical = canonical_provenance_id(provenance_id)
-    if canonical != provenance_id:
+    if canonical != _plain(provenance_id):
         raise SenderIdentityError(
             f"provenance id {describe(provenance_id)} is not in canonical form: its one spelling is `{canonical}`",
             "PROVENANCE_ID_NOT_CANONICAL",
@@ -230,9 +231,14 @@ def require_canonical_provenance_id(provenance_id: object) -> str:
     return canonical
 
 
+def _plain(value: object) -> object:
+    """A ``str`` subclass as the plain text it holds (its own ``__eq__`` must not decide identity)."""
+    return str.__str__(value) if isinstance(value, str) else value
+
+
 def _is_canonical(provenance_id: object) -> bool:
     try:
-        return _canonical(provenance_id) == provenance_id
+        return _canonical(provenance_id) == _plain(provenance_id)
     except _NotAnId:
         return False
 
@@ -343,8 +349,10 @@ def check_location(provenance_id: object, retrieved_from: object) -> str:
     - A path with an empty segment (``//``) before its end, or a ``.``/``..``
       segment, is ``unchecked``.
     """
+    provenance_id = _plain(provenance_id)
     if not _is_canonical(provenance_id) or not isinstance(retrieved_from, str):
         return "unchecked"
+    retrieved_from = str.__str__(retrieved_from)
     parsed = parse_provenance_id(provenance_id)
     assert parsed is not None
     platform, id_path = parsed
@@ -413,8 +421,12 @@ def check_declaration_url(url: object, provenance_id: object) -> None:
     """
     if not isinstance(url, str):
         raise _refuse_url(url, "it is not a string")
+    url = str.__str__(url)
+    provenance_id = _plain(provenance_id)
     if _AMBIGUOUS_URL_CHARS.search(url):
         raise _refuse_url(url, "it holds whitespace, a control, a backslash or a non-ASCII character")
+    if _BRACKETED_HOST.match(url):
+        raise _refuse_url(url, "its host is an IP address")
     match = _DECLARATION_URL.fullmatch(url)
     if match is None:
         raise _refuse_url(url, "it is not https://<host>[:443]/<path> (https only, no userinfo)")
