@@ -159,6 +159,25 @@ def docs(session: nox.Session) -> None:
     session.run(*pytest, "-s", "tests/test_docs_site.py", env=env)  # -s: it prints where the screenshots are
 # --- end docs ---------------------------------------------------------------------------------------
 
+# --- examples: the receivers of examples/ behind real servers (issue 21) -------------------------
+# FastAPI under `uvicorn --workers 2` and Flask under `gunicorn -w 2 --threads 4`, on 127.0.0.1
+# free ports, sharing a SQLite store (and Redis when AJPCORE_TEST_REDIS_URL is set), driven by the
+# Node sender (AJPCORE_INTEROP_NODE_MODULES, set by .ci/run) and from Python; then
+# `mypy --strict examples/`.  Its own venv: the web frameworks are no dependency of ajpcore.
+EXAMPLE_PACKAGES = ("fastapi", "uvicorn", "flask", "gunicorn", "httpx", "redis", "mypy>=1.11")
+
+
+@nox.session(python=TOOLS_PYTHON)
+def examples(session: nox.Session) -> None:
+    """examples/ behind uvicorn and gunicorn with 2 workers each, driven from Node and Python; mypy --strict."""
+    _clean_env(session, AJPCORE_EXAMPLES="1")
+    session.install(".[test]", *EXAMPLE_PACKAGES)
+    session.run("mypy", "--strict", "examples/")
+    session.chdir(str(Path(tempfile.mkdtemp(prefix="ajpcore-examples-"))))  # the installed ajpcore, not the tree
+    session.run("python", "-m", "pytest", str(ROOT / "tests" / "test_receiver_examples.py"), "-q", "-s",
+                "-p", "no:randomly", "-p", "no:cacheprovider", f"--rootdir={ROOT}")
+# --- end examples ------------------------------------------------------------------------------
+
 # --- A2A SDK interop (issue 22) ------------------------------------------------------------------
 # a2a-python in a venv of its own, so its dependencies (protobuf, PyJWT, httpx, pydantic...) never
 # enter the main test venvs.  Runs tests/test_a2a_interop.py with AJPCORE_A2A_INTEROP=1, under which

@@ -237,10 +237,23 @@ class ReplayedMessage(AjpError):
     409 rather than 400: the offer itself is well formed and authentic; it
     conflicts with the receiver's state, and a sender retrying after a lost
     response learns its first delivery was received.
+
+    ``.same_body`` is True when the replay guard holds a digest of the accepted
+    offer and it equals the digest of this one (a byte-identical retry of the
+    signed content, which a receiver may answer as it answered the first); False
+    when either digest is missing or they differ (another body under a job id
+    already taken).
     """
 
     status = 409
     code = "REPLAY"
+
+    def __init__(self, reason: str = "this job was already received", *, same_body: bool = False) -> None:
+        self.same_body = bool(same_body)
+        super().__init__(reason)
+
+    def __reduce__(self) -> Any:
+        return (_rebuild_replayed, (str(self), self.same_body))
 
 
 class BudgetRefused(AjpError):
@@ -271,7 +284,38 @@ class Busy(AjpError):
         return (type(self), (str(self), self.retry_after))
 
 
+def _rebuild_replayed(reason: str, same_body: bool) -> "ReplayedMessage":
+    return ReplayedMessage(reason, same_body=same_body)
+
+
+class StateUnavailable(AjpError, OSError):
+    """The receiver's shared state (replay guard, key pins) cannot answer (HTTP 503, ``STATE_UNAVAILABLE``).
+
+    Raised for every store failure: unreachable or timed-out server, out of
+    memory, a database locked past its busy timeout, a corrupt or read-only
+    file, a server configured to evict keys.  Never an acceptance: a guard that
+    cannot tell whether an offer was seen refuses it.  ``.retry_after`` is the
+    number of seconds (int, at least 1) a client should wait before retrying.
+    Also an ``OSError``, so code that caught the ``OSError`` of a failed pin
+    file write keeps working.
+    """
+
+    status = 503
+    code = "STATE_UNAVAILABLE"
+
+    def __init__(self, reason: str, retry_after: int = 1) -> None:
+        self.retry_after = max(1, int(retry_after))
+        AjpError.__init__(self, reason)
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+    def __reduce__(self) -> Any:
+        return (type(self), (str(self), self.retry_after))
+
+
 __all__ += [
+    "StateUnavailable",
     "SchemaError",
     "TimestampError",
     "InvalidMessage",
@@ -307,7 +351,8 @@ class SenderIdentityError(AjpError):
     ``NO_DECLARATION_URL``, ``DECLARATION_UNPARSEABLE``,
     ``SENDER_IDENTITY_FAILED``) or one of ajpcore's own
     (``CAPABILITY_NOT_DECLARED``, ``KEY_ROTATION_REFUSED``, ``DECLARATION_URL_REFUSED``,
-    ``PROVENANCE_ID_NOT_CANONICAL``, ``PROVENANCE_ID_INVALID``), listed in docs/provenance.md.
+    ``PROVENANCE_ID_NOT_CANONICAL``, ``PROVENANCE_ID_INVALID``), listed in docs/provenance.md;
+    ``DECLARATION_UNREACHABLE`` (the SDK's) is raised as ``DeclarationUnreachable``.
     """
 
     status = 403
@@ -371,6 +416,48 @@ class KeyPinsCorrupt(AjpError, ValueError):
 
 __all__ += ["SenderIdentityError", "KeyRotated", "KeyRotationRefused", "KeyPinsCorrupt"]
 
+
+# -- the receiver (issue 21): offers for someone else, declarations that cannot be fetched --
+
+
+class RecipientMismatch(AjpError):
+    """An offer addressed to someone else (HTTP 403, ``WRONG_RECIPIENT``).
+
+    Its ``to.provenance_id`` is not one of the receiver's own ids: an agent that
+    received an offer signed for it could otherwise relay it to another agent,
+    which would run it.  ``.addressed_to`` is the offer's ``to.provenance_id``.
+    """
+
+    status = 403
+    code = "WRONG_RECIPIENT"
+
+    def __init__(self, addressed_to: str) -> None:
+        self.addressed_to = addressed_to
+        super().__init__(f"the offer is addressed to `{addressed_to}`, which is not this receiver")
+
+    def __reduce__(self) -> Any:
+        return (type(self), (self.addressed_to,))
+
+
+class DeclarationUnreachable(SenderIdentityError):
+    """The sender's declaration could not be fetched (HTTP 403, ``DECLARATION_UNREACHABLE``, the SDK's code).
+
+    A host's declaration resolver raises it (a timeout, a refused connection, a
+    status other than 200, a body over its size limit); ``ajp.Receiver`` also
+    raises it for an ``OSError`` the resolver lets out.  Never an acceptance:
+    "could not check" is not "checked".
+    """
+
+    code = "DECLARATION_UNREACHABLE"
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason, "DECLARATION_UNREACHABLE")
+
+    def __reduce__(self) -> Any:
+        return (type(self), (str(self),))
+
+
+__all__ += ["RecipientMismatch", "DeclarationUnreachable"]
 
 # -- A2A Agent Card signatures (ajpcore.a2a) --
 

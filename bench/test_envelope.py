@@ -41,6 +41,7 @@ from twins import twin as core_twin  # the native twin skips with its reason on 
 from ajpcore.signing import sign
 
 NOW = "2026-03-05T10:01:00Z"
+RECIPIENT = data.value("offer")["to"]["provenance_id"]
 
 
 def _signed_offer_bytes() -> bytes:
@@ -90,7 +91,7 @@ class _Feed:
         if self.guard is None:
             self.last = (raw,), {}
         else:
-            self.last = (raw,), {"now": NOW, "secret": data.SECRET, "replay_guard": self.guard}
+            self.last = (raw,), {"now": NOW, "recipient": RECIPIENT, "secret": data.SECRET, "replay_guard": self.guard}
         return self.last
 
 

@@ -30,6 +30,7 @@ SECRET = SIGNED["hmac_secret_utf8"]
 PUBLIC = SIGNED["keypair"]["public_key_spki_der_b64"]
 PRIVATE = SIGNED["keypair"]["private_key_pkcs8_der_b64"]
 NOW = datetime(2026, 3, 5, 10, 1, tzinfo=timezone.utc)  # inside every vector offer's window
+RECEIVER = "provenance:domain:receiver.example"  # every vector offer's `to`
 
 
 def _bytes(doc):
@@ -243,19 +244,22 @@ def test_unsigned_built_offer_is_missing_its_signature():
 
 def test_human_offer_is_accepted_end_to_end(core):
     guard = ajp.MemoryReplayGuard()
-    offer = ajp.receive_offer(_bytes(VECTORS["offer-human-hmac-jcs"]), now=NOW, secret=SECRET, replay_guard=guard)
+    offer = ajp.receive_offer(_bytes(VECTORS["offer-human-hmac-jcs"]), now=NOW, recipient=RECEIVER, secret=SECRET, replay_guard=guard)
     assert offer.job_id == VECTORS["offer-human-hmac-jcs"]["job_id"] and len(guard) == 1
     accepted = ajp.Accepted(job_id=offer.job_id, status="accepted")
     assert json.loads(accepted.to_json()) == {"job_id": offer.job_id, "status": "accepted"}
 
 
 def test_agent_offer_is_accepted_end_to_end(core):
-    offer = ajp.receive_offer(_bytes(VECTORS["offer-agent-ed25519-jcs"]), now=NOW, public_key=PUBLIC)
+    offer = ajp.receive_offer(_bytes(VECTORS["offer-agent-ed25519-jcs"]), now=NOW, recipient=RECEIVER, public_key=PUBLIC, require_capabilities=())
     assert offer.sender.provenance_id == "provenance:github:example/research-agent"
 
 
 def _refusal(data, **kw):
     kw.setdefault("now", NOW)
+    kw.setdefault("recipient", RECEIVER)
+    if "public_key" in kw:
+        kw.setdefault("require_capabilities", ())  # a bare key: no declaration to read capabilities from
     with pytest.raises(Exception) as info:
         ajp.receive_offer(data, **kw)
     status, body = ajp.error_response(info.value)
@@ -289,7 +293,7 @@ def test_callback_url_with_a_malformed_ip_literal_is_refused(core, url):
 def test_callback_url_with_a_valid_ip_literal_is_accepted(core, url):
     doc = _resigned(dict(VECTORS["offer-human-hmac-jcs"], callback={"url": url}), secret=SECRET)
     assert ajp.JobOffer.from_json(_bytes(doc)).callback.url == url
-    assert ajp.receive_offer(_bytes(doc), now=NOW, secret=SECRET).callback.url == url
+    assert ajp.receive_offer(_bytes(doc), now=NOW, recipient=RECEIVER, secret=SECRET).callback.url == url
 
 
 def test_schema_problems_are_400_with_every_path(core):
@@ -324,12 +328,13 @@ def test_bad_signature_is_401(core):
 
 
 def test_placeholder_and_unknown_schemes_are_401(core):
-    exc, status, _ = _refusal(_bytes(MESSAGES["JobOffer"]), secret=SECRET, now="2026-03-05T10:01:00Z")
+    spec_to = MESSAGES["JobOffer"]["to"]["provenance_id"]
+    exc, status, _ = _refusal(_bytes(MESSAGES["JobOffer"]), secret=SECRET, now="2026-03-05T10:01:00Z", recipient=spec_to)
     assert isinstance(exc, MalformedSignature) and status == 401
     doc = copy.deepcopy(MESSAGES["JobOffer"])
     doc["signature"] = "rsa:abcd"
     # a scheme that does not fit the sender type is a strict-mode rule (400) ...
-    exc, status, body = _refusal(_bytes(doc), secret=SECRET, now="2026-03-05T10:01:00Z")
+    exc, status, body = _refusal(_bytes(doc), secret=SECRET, now="2026-03-05T10:01:00Z", recipient=spec_to)
     assert isinstance(exc, InvalidMessage) and body.errors == ["signature scheme must be sha256 for a human sender"]
     # ... and a signature check with it is 401
     with pytest.raises(UnsupportedScheme) as info:
@@ -348,28 +353,28 @@ def test_legacy_signature_is_401_with_its_code(core):
 def test_replay_is_409_and_keyed_by_the_verifying_key(core):
     guard = ajp.MemoryReplayGuard()
     data = _bytes(VECTORS["offer-human-hmac-jcs"])
-    ajp.receive_offer(data, now=NOW, secret=SECRET, replay_guard=guard)
+    ajp.receive_offer(data, now=NOW, recipient=RECEIVER, secret=SECRET, replay_guard=guard)
     exc, status, body = _refusal(data, secret=SECRET, replay_guard=guard)
     assert isinstance(exc, ReplayedMessage) and status == 409 and body.code == "REPLAY"
     # the same job id under another sender's key is another job
     other = _resigned(VECTORS["offer-human-hmac-jcs"], secret="second-secret")
-    ajp.receive_offer(_bytes(other), now=NOW, secret="second-secret", replay_guard=guard)
+    ajp.receive_offer(_bytes(other), now=NOW, recipient=RECEIVER, secret="second-secret", replay_guard=guard)
     assert len(guard) == 2
 
 
 def test_replay_guard_forgets_only_after_expiry_plus_skew():
-    guard = ajp.MemoryReplayGuard(max_entries=2, skew=300)
+    guard = ajp.MemoryReplayGuard(max_entries=2, skew=300)  # one pair per sender (a sender may not fill it)
     second = 1_000_000
     guard.admit("k", "job_a", expires_at_us=100 * second, now_us=0)
     with pytest.raises(ReplayedMessage):
         guard.admit("k", "job_a", expires_at_us=100 * second, now_us=399 * second)
-    guard.admit("k", "job_b", expires_at_us=1000 * second, now_us=1 * second)
+    guard.admit("k2", "job_b", expires_at_us=1000 * second, now_us=1 * second)
     with pytest.raises(Busy) as info:  # full of live entries: refuse, never forget
-        guard.admit("k", "job_c", expires_at_us=1000 * second, now_us=200 * second)
+        guard.admit("k3", "job_c", expires_at_us=1000 * second, now_us=200 * second)
     assert info.value.status == 429 and info.value.retry_after == 200  # job_a is held until 400 s
     status, body = ajp.error_response(info.value)
     assert status == 429 and body.retry_after == 200
-    guard.admit("k", "job_c", expires_at_us=1000 * second, now_us=400 * second)  # job_a evicted
+    guard.admit("k3", "job_c", expires_at_us=1000 * second, now_us=400 * second)  # job_a evicted
     assert len(guard) == 2
     guard.admit("k", "job_a", expires_at_us=2000 * second, now_us=1400 * second)  # job_b evicted, a re-admitted
 
@@ -408,14 +413,14 @@ def test_replay_guard_quota_isolates_a_flooding_sender():
 def test_replay_guard_quota_end_to_end(core):
     guard = ajp.MemoryReplayGuard(max_per_identity=1)
     first = _resigned(VECTORS["offer-human-hmac-jcs"], secret=SECRET)
-    ajp.receive_offer(_bytes(first), now=NOW, secret=SECRET, replay_guard=guard)
+    ajp.receive_offer(_bytes(first), now=NOW, recipient=RECEIVER, secret=SECRET, replay_guard=guard)
     second = copy.deepcopy(first)
     second["job_id"] = "job_second_offer_1"
     second = _resigned(second, secret=SECRET)
     exc, status, body = _refusal(_bytes(second), secret=SECRET, replay_guard=guard)
     assert isinstance(exc, Busy) and status == 429 and body.retry_after == 60 + 300  # expires 10:02, skew 300 s
     other = _resigned(second, secret="second-secret")
-    ajp.receive_offer(_bytes(other), now=NOW, secret="second-secret", replay_guard=guard)  # unaffected
+    ajp.receive_offer(_bytes(other), now=NOW, recipient=RECEIVER, secret="second-secret", replay_guard=guard)  # unaffected
 
 
 def test_replay_guard_bounds_what_it_stores():
@@ -433,7 +438,7 @@ def test_replay_guard_bounds_what_it_stores():
     with pytest.raises(TypeError):
         guard.admit(b"k", "job_ok", expires_at_us=10, now_us=0)  # type: ignore[arg-type]
     assert len(guard) == 1
-    for bad in (0, -1, 1.5, True, None):
+    for bad in (0, -1, 1.5, True, 100_000, {"k": 0}, {"k": 100_000}):  # 100,000 would let one sender fill it
         with pytest.raises(ValueError, match="max_per_identity"):
             ajp.MemoryReplayGuard(max_per_identity=bad)  # type: ignore[arg-type]
 
@@ -518,16 +523,17 @@ def test_receive_admits_with_the_expiry_the_rules_read():
     from ajpcore.timestamps import instant_micros, timestamp_micros
 
     class Recording:
-        def admit(self, identity, job_id, *, expires_at_us, now_us):
-            self.seen = (identity, job_id, expires_at_us, now_us)
+        def admit(self, identity, job_id, *, expires_at_us, now_us, digest=None):
+            self.seen = (identity, job_id, expires_at_us, now_us, digest)
 
     guard = Recording()
-    offer = ajp.receive_offer(_bytes(VECTORS["offer-human-hmac-jcs"]), now=NOW, secret=SECRET, replay_guard=guard)
+    offer = ajp.receive_offer(_bytes(VECTORS["offer-human-hmac-jcs"]), now=NOW, recipient=RECEIVER, secret=SECRET, replay_guard=guard)
     assert guard.seen == (
         ajp.replay_identity(secret=SECRET),
         offer.job_id,
         timestamp_micros(offer.expires_at),
         instant_micros(NOW),
+        ajp.offer_digest(offer),  # what tells a retry from another body
     )
 
 

@@ -81,9 +81,19 @@ def _requirements(extra=None):
     return out
 
 
+REDIS_CLIENT = PACKAGE / "_state_redis.py"
+"""The one module that imports redis-py (lazily): the Redis replay guards and pins take the caller's client."""
+
+
 def test_runtime_dependencies_are_exactly_what_the_package_imports():
-    sources = [p for p in PACKAGE.rglob("*.py") if STRATEGIES not in p.parents]
+    sources = [p for p in PACKAGE.rglob("*.py") if STRATEGIES not in p.parents and p != REDIS_CLIENT]
     assert _distributions(_third_party_imports(sources)) == _requirements()
+
+
+def test_redis_extra_is_exactly_what_the_redis_stores_add():
+    others = [p for p in PACKAGE.rglob("*.py") if p != REDIS_CLIENT]
+    assert _third_party_imports([REDIS_CLIENT]) - _third_party_imports(others) == {"redis"}
+    assert _requirements("redis") == {"redis"}
 
 
 def test_strategies_extra_is_exactly_what_ajpcore_strategies_adds():

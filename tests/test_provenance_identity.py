@@ -299,6 +299,7 @@ def _receive(data, **kwargs):
     """``receive_offer`` with the recipient, on versions whose receive_offer requires it."""
     if "recipient" in inspect.signature(ajp.receive_offer).parameters:
         kwargs["recipient"] = RECEIVER
+        kwargs.setdefault("require_capabilities", ())  # these declarations are about identity, not delegation
     return ajp.receive_offer(data, now=NOW, **kwargs)
 
 

@@ -28,7 +28,9 @@ PID = "provenance:domain:agent.example.com"
 A, B, C = (Ed25519PrivateKey.from_seed(bytes([i]) * 32) for i in (1, 2, 3))
 
 
-def rotation(old: Ed25519PrivateKey, new: Ed25519PrivateKey, *, pid: str = PID, n: str = "n-1") -> dict:
+def rotation(old: Ed25519PrivateKey, new: Ed25519PrivateKey, *, pid: str = PID, n: str = "n-1", at: str = "") -> dict:
+    """A key-rotation notice ``n`` (``n-<k>``, issued k seconds after 10:00 unless ``at`` says when)."""
+    at = at or f"2026-09-24T10:00:{int(n.rsplit('-', 1)[1]):02d}Z"
     return sign_notice(
         {
             "notice": "0.1",
@@ -36,7 +38,7 @@ def rotation(old: Ed25519PrivateKey, new: Ed25519PrivateKey, *, pid: str = PID, 
             "event": "key-rotation",
             "provenance_id": pid,
             "key_fingerprint": old.public_key.fingerprint,
-            "issued_at": "2026-09-24T10:00:00Z",
+            "issued_at": at,
             "claims": {"new_public_key": new.public_key.to_string(), "reason": "routine"},
         },
         old,
@@ -170,7 +172,7 @@ def test_file_store_persists_pins_keys_and_history(tmp_path):
     assert again.pinned(PID) == fp(B) and again.history(PID) == pins.history(PID)
     again.accept_rotation(rotation(B, C, n="n-2"))  # the stored key B verifies the next step
     assert FileKeyPins(str(path)).pinned(PID) == fp(C)
-    assert not [p for p in os.listdir(tmp_path) if p != "pins.json"]  # no temporary file left
+    assert sorted(os.listdir(tmp_path)) == ["pins.json", "pins.json.lock"]  # no temporary file left
     assert json.loads(path.read_bytes())["version"] == 1
 
 
@@ -226,7 +228,7 @@ def test_failed_rename_keeps_old_file_and_old_state(tmp_path, monkeypatch):
         pins.check("provenance:domain:new.example", fp(C))
     assert path.read_bytes() == before
     assert pins.pinned(PID) == fp(A) and pins.pinned("provenance:domain:new.example") is None
-    assert os.listdir(tmp_path) == ["pins.json"]  # the temporary file was removed
+    assert sorted(os.listdir(tmp_path)) == ["pins.json", "pins.json.lock"]  # the temporary file was removed
 
 
 WRITER = textwrap.dedent(

@@ -21,8 +21,11 @@ copy.  The nested free-form JSON values (``task.input``, ``context.memory``,
 
 Acceptance: ``validate_offer`` reproduces the reference SDK's ``validateOffer``
 (messages included) and adds a strict mode; ``receive_offer`` runs the whole
-receive path (decode, strict validation, signature, replay guard) and raises an
-``AjpError`` whose ``.status`` and ``error_response`` give the HTTP answer.
+receive path (decode, strict validation, recipient, sender identity, signature,
+replay guard) and raises an ``AjpError`` whose ``.status`` and
+``error_response`` give the HTTP answer; ``Receiver`` is that policy configured
+once, with the answers of the three AJP endpoints (``POST /jobs``,
+``GET /jobs/:id``, ``POST /jobs/:id/ack``).
 """
 
 
@@ -31,7 +34,7 @@ from __future__ import annotations
 # Private names of the former single module stay importable from here (the
 # package split moved them, callers outside it may still reach for them).
 # ruff: noqa: F401
-from ..errors import BudgetRefused, Busy, InvalidMessage, ReplayedMessage, TrustRefused
+from ..errors import BudgetRefused, Busy, InvalidMessage, ReplayedMessage, StateUnavailable, TrustRefused
 from ._errors import _TITLES, error_response
 from ._messages import (
     JOB_STATUSES,
@@ -62,9 +65,23 @@ from ._messages import (
 )
 from ._model import _EMPTY, _MISSING, _Envelope, _part_schema, _schema
 from ._build import DEFAULT_BUDGET, new_offer, new_result
-from ._receive import receive_offer
+from ._receive import ANY_RECIPIENT, SPEC_CAPABILITIES, Capabilities, Recipients, offer_digest, receive_offer
+from ._messages import JobStatusName, SenderType
+from ._answers import AckAnswer, HttpAnswer, OfferAnswer, ack_answer, refusal_answer, status_answer
+from ._receiver import DeclarationResolver, ReceivedOffer, Receiver, Secret, SecretLookup
+from ._sender import IdentityCache
 from ._subset import SignedSubset
-from ._replay import MAX_JOB_ID_LENGTH, MemoryReplayGuard, ReplayGuard, replay_identity
+from ._replay import (
+    MAX_JOB_ID_LENGTH,
+    AsyncReplayGuard,
+    MemoryReplayGuard,
+    Quota,
+    Quotas,
+    ReplayGuard,
+    replay_identity,
+)
+from ._replay_sqlite import AsyncSQLiteReplayGuard, SQLiteReplayGuard
+from ._replay_redis import AsyncRedisReplayGuard, RedisReplayGuard
 from ._sender import DELEGATION_CAPABILITY, SenderIdentity, verify_sender
 from ._rules import (
     DEFAULT_MAX_LIFETIME_SECONDS,
@@ -96,6 +113,25 @@ __all__ = [
     "OfferCheck",
     "validate_offer",
     "receive_offer",
+    "ANY_RECIPIENT",
+    "SPEC_CAPABILITIES",
+    "Receiver",
+    "ReceivedOffer",
+    "IdentityCache",
+    "offer_digest",
+    "HttpAnswer",
+    "OfferAnswer",
+    "AckAnswer",
+    "refusal_answer",
+    "status_answer",
+    "ack_answer",
+    "Recipients",
+    "Capabilities",
+    "Secret",
+    "SecretLookup",
+    "DeclarationResolver",
+    "JobStatusName",
+    "SenderType",
     "verify_sender",
     "SenderIdentity",
     "DELEGATION_CAPABILITY",
@@ -105,7 +141,14 @@ __all__ = [
     "new_job_id",
     "replay_identity",
     "ReplayGuard",
+    "AsyncReplayGuard",
     "MemoryReplayGuard",
+    "SQLiteReplayGuard",
+    "AsyncSQLiteReplayGuard",
+    "RedisReplayGuard",
+    "AsyncRedisReplayGuard",
+    "Quota",
+    "Quotas",
     "MAX_JOB_ID_LENGTH",
     "SignedSubset",
     "error_response",
@@ -118,4 +161,5 @@ __all__ = [
     "Busy",
     "InvalidMessage",
     "ReplayedMessage",
+    "StateUnavailable",
 ]

@@ -10,11 +10,11 @@ SDK 0.3 subset (``mode="sdk"``, what the reference server signs).
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
-from typing import Any, Dict, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, Literal, Mapping, Optional, Sequence, Union
 
 from ..errors import InvalidMessage, KeyUsageError
 from ..timestamps import format_timestamp, instant_micros
-from ._messages import JobOffer, JobResult, new_job_id
+from ._messages import JobOffer, JobResult, JobStatusName, _PrivateKey, _Secret, new_job_id
 
 __all__ = ["new_offer", "new_result", "DEFAULT_BUDGET"]
 
@@ -63,8 +63,8 @@ def new_offer(
     task: Any,
     budget: Any = None,
     now: Any,
-    secret: Any = None,
-    private_key: Any = None,
+    secret: _Secret = None,
+    private_key: _PrivateKey = None,
     parent_job_id: Optional[str] = None,
     context: Any = None,
     callback: Any = None,
@@ -145,13 +145,13 @@ def new_offer(
 def new_result(
     *,
     job_id: str,
-    status: str,
+    status: JobStatusName,
     output: Any,
     agent: Any,
     now: Any,
-    private_key: Any = None,
-    secret: Any = None,
-    mode: str = "full",
+    private_key: _PrivateKey = None,
+    secret: _Secret = None,
+    mode: Literal["full", "sdk"] = "full",
     constraints_asserted: Sequence[str] = (),
     usage: Any = None,
 ) -> JobResult:

@@ -7,19 +7,27 @@ from __future__ import annotations
 
 import secrets
 import time
-from typing import Any, Dict, List, Literal, Optional, Union, overload
+from typing import Any, Dict, List, Literal, Optional, Tuple, Union, get_args, overload
 
 from .._schema import compile_schema
 from ..errors import BadSignature, InvalidMessage, LegacySignature, SignatureError
 from ..signing import _hmac_matches, parse_signature, sign, verify
 from .._envelope import Envelope, member
+from ..keys import Ed25519PrivateKey, Ed25519PublicKey
 from ._model import _part_schema, _schema
 from ._subset import SignedSubset
 
 _SCHEME_FOR = {"human": "sha256:", "agent": "ed25519:", "orchestrator": "ed25519:"}
 """The signature scheme each ``from.type`` signs with (AJP 0.3: humans share a secret, agents hold keys)."""
 
-JOB_STATUSES = ("accepted", "running", "completed", "failed", "rejected", "expired")
+SenderType = Literal["human", "agent", "orchestrator"]
+"""``from.type`` of a JobOffer."""
+JobStatusName = Literal["accepted", "running", "completed", "failed", "rejected", "expired"]
+"""``status`` of a JobStatus and a JobResult."""
+JOB_STATUSES: Tuple[JobStatusName, ...] = get_args(JobStatusName)
+_Secret = Union[str, bytes, None]
+_PublicKey = Union[Ed25519PublicKey, str, None]
+_PrivateKey = Union[Ed25519PrivateKey, str, None]
 
 
 # -- schemas -----------------------------------------------------------------------------
@@ -36,7 +44,7 @@ class Sender(Envelope):
     """``from`` of a JobOffer: who sends the job."""
 
     __slots__ = ()
-    type: str
+    type: SenderType
     id: Optional[str] = None
     provenance_id: Optional[str] = None
     declaration_url: Optional[str] = None
@@ -107,7 +115,8 @@ class JobOffer(Envelope):
     signature: Optional[str] = None
 
     def verify(
-        self, *, secret: Any = None, public_key: Any = None, backend: Optional[str] = None, any_scheme: bool = False
+        self, *, secret: _Secret = None, public_key: _PublicKey = None, backend: Optional[str] = None,
+        any_scheme: bool = False,
     ) -> None:
         """Check ``signature`` over the received body (see ``ajpcore.signing.verify``).
 
@@ -135,7 +144,7 @@ class JobOffer(Envelope):
                 raise InvalidMessage([f"signature scheme must be {expected[:-1]} for a {sender_type} sender"])
         verify(raw, secret=secret, public_key=public_key, backend=backend)
 
-    def signed(self, *, secret: Any = None, private_key: Any = None) -> "JobOffer":
+    def signed(self, *, secret: _Secret = None, private_key: _PrivateKey = None) -> "JobOffer":
         """A copy of this offer carrying the signature of its body (unknown members included)."""
         body = self.to_dict()
         body["signature"] = sign(body, secret=secret, private_key=private_key)
@@ -189,16 +198,16 @@ class _ResultLike(Envelope):
 
     @overload
     def verify(
-        self, *, secret: Any = None, public_key: Any = None, mode: Literal["full"] = "full", backend: Optional[str] = None
+        self, *, secret: _Secret = None, public_key: _PublicKey = None, mode: Literal["full"] = "full", backend: Optional[str] = None
     ) -> Literal["full"]: ...
 
     @overload
     def verify(
-        self, *, secret: Any = None, public_key: Any = None, mode: Literal["sdk"], backend: Optional[str] = None
+        self, *, secret: _Secret = None, public_key: _PublicKey = None, mode: Literal["sdk"], backend: Optional[str] = None
     ) -> "SignedSubset": ...
 
     def verify(
-        self, *, secret: Any = None, public_key: Any = None, mode: str = "full", backend: Optional[str] = None
+        self, *, secret: _Secret = None, public_key: _PublicKey = None, mode: str = "full", backend: Optional[str] = None
     ) -> Union[str, "SignedSubset"]:
         """Check ``signature``: over the whole body (``mode="full"``, the default) or the SDK's subset (``"sdk"``).
 
@@ -248,7 +257,7 @@ class JobStatus(_ResultLike):
     __slots__ = ()
     ajp: Optional[str] = None
     job_id: str
-    status: str
+    status: JobStatusName
     progress: Optional[Union[int, float]] = None
     message: Optional[str] = None
     started_at: Optional[str] = None
@@ -272,7 +281,7 @@ class JobResult(_ResultLike):
     __slots__ = ()
     ajp: Optional[str] = None
     job_id: str
-    status: str
+    status: JobStatusName
     output: Any = None
     constraints_asserted: Optional[List[str]] = None
     usage: Optional[Usage] = None
@@ -280,7 +289,9 @@ class JobResult(_ResultLike):
     completed_at: str
     signature: Optional[str] = None
 
-    def signed(self, *, secret: Any = None, private_key: Any = None, mode: str = "full") -> "JobResult":
+    def signed(
+        self, *, secret: _Secret = None, private_key: _PrivateKey = None, mode: Literal["full", "sdk"] = "full"
+    ) -> "JobResult":
         """A copy signed over the full body (``mode="full"``) or the SDK subset (``"sdk"``)."""
         if mode not in _VERIFY_MODES:
             raise ValueError(f"mode must be `full` or `sdk`, got {mode!r}")
@@ -306,7 +317,7 @@ class Accepted(Envelope):
 
     __slots__ = ()
     job_id: str
-    status: str
+    status: Literal["accepted"]
 
 
 class ErrorBody(Envelope):

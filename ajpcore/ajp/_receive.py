@@ -1,69 +1,224 @@
-"""The whole receive path of a JobOffer: bytes off the wire -> an accepted offer, or the refusal."""
+"""The whole receive path of a JobOffer: bytes off the wire -> an accepted offer, or the refusal.
+
+``receive_offer`` is the one-call form; ``Receiver`` (``_receiver.py``) is the
+same policy configured once.  Both share the steps below, so their refusals are
+the same errors in the same order.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence, Union
+import hashlib
+from typing import Any, Collection, FrozenSet, Optional, Sequence, Tuple, Union
 
-from ..errors import InvalidMessage, KeyUsageError
+from ..errors import InvalidMessage, KeyUsageError, RecipientMismatch, SenderIdentityError
+from ..keys import Ed25519PublicKey
 from ..provenance.pins import KeyPins
 from ._messages import JobOffer
 from ._replay import ReplayGuard, replay_identity
 from ._rules import DEFAULT_MAX_LIFETIME_SECONDS, DEFAULT_SKEW_SECONDS, _now_micros, _typed_offer_errors
-from ._sender import verify_sender
+from ._sender import DELEGATION_CAPABILITY, _check_capabilities, _declared_sender, _wanted
+
+__all__ = ["receive_offer", "ANY_RECIPIENT", "SPEC_CAPABILITIES"]
 
 
-def receive_offer(
-    data: Union[bytes, bytearray, memoryview, str],
-    *,
-    now: Any,
-    secret: Any = None,
-    public_key: Any = None,
-    replay_guard: Optional[ReplayGuard] = None,
-    skew: float = DEFAULT_SKEW_SECONDS,
-    max_lifetime: float = DEFAULT_MAX_LIFETIME_SECONDS,
-    declaration: Any = None,
-    retrieved_from: Any = None,
-    pins: Optional[KeyPins] = None,
-    require_capabilities: Union[str, Sequence[str]] = (),
-) -> JobOffer:
-    """Bytes off the wire -> an accepted ``JobOffer``, or the refusal to answer with.
+class _Sentinel:
+    __slots__ = ("_name",)
 
-    In order: strict decode (``DecodeError``, 400), schema (``ValidationError``,
-    400), ``validate_offer(strict=True)`` (``InvalidMessage``, 400, the SDK's
-    messages), the signature with ``secret`` (human senders) or ``public_key``
-    (agents) (``SignatureError``, 401; legacy pre-0.3 signatures refused), then
-    the replay guard keyed by the verifying key (``ReplayedMessage`` 409,
-    ``Busy`` 429).  ``error_response(exc)`` turns any of these into the HTTP
-    status and AJP error body.
+    def __init__(self, name: str) -> None:
+        self._name = name
 
-    An agent's key can come from its Provenance declaration instead of
-    ``public_key``: with ``declaration`` (the document fetched from
-    ``from.declaration_url``) and ``retrieved_from`` (that URL), ``verify_sender``
-    runs after the acceptance rules and before the signature, with ``pins`` and
-    ``require_capabilities``; its refusals are ``SenderIdentityError`` (403,
-    ``.code`` the SDK's code).  ``declaration`` excludes ``secret`` and
-    ``public_key``; ``pins`` and ``require_capabilities`` need ``declaration``
-    (else ``KeyUsageError``).
-    """
-    offer = JobOffer.from_json(data)
+    def __repr__(self) -> str:
+        return self._name
+
+    def __reduce__(self) -> str:
+        return self._name.rsplit(".", 1)[-1]
+
+
+class _AnyRecipient(_Sentinel):
+    __slots__ = ()
+
+
+class _SpecCapabilities(_Sentinel):
+    __slots__ = ()
+
+
+ANY_RECIPIENT = _AnyRecipient("ajp.ANY_RECIPIENT")
+"""``recipient=ANY_RECIPIENT`` accepts offers whatever their ``to.provenance_id`` (a relay that means it)."""
+
+SPEC_CAPABILITIES = _SpecCapabilities("ajp.SPEC_CAPABILITIES")
+"""The default of ``require_capabilities``: the AJP specification's rule, ``delegate:agents`` of every
+agent and orchestrator sender (an agent hiring an agent must declare it); nothing of a human sender.
+``require_capabilities=()`` opts out; a list of capabilities replaces the rule for agents."""
+
+Recipients = Union[str, Collection[str], _AnyRecipient]
+"""Who a receiver is: one ``provenance_id``, a collection of them, or ``ANY_RECIPIENT``."""
+Capabilities = Union[str, Sequence[str], _SpecCapabilities]
+"""``require_capabilities``: ``SPEC_CAPABILITIES`` (the default), one capability, or a sequence of them."""
+
+_SPEC_RULE = (DELEGATION_CAPABILITY,)
+
+
+def _recipients(recipient: Any) -> Optional[FrozenSet[str]]:
+    """The receiver's own ids (None: any), checked once when the policy is configured."""
+    if recipient is ANY_RECIPIENT:
+        return None
+    if isinstance(recipient, str):
+        ids: FrozenSet[Any] = frozenset((recipient,))
+    elif isinstance(recipient, (bytes, bytearray, memoryview)) or not isinstance(recipient, Collection):
+        raise TypeError(
+            f"recipient must be a provenance id, a collection of them or ajp.ANY_RECIPIENT, got `{type(recipient).__name__}`"
+        )
+    else:
+        ids = frozenset(recipient)
+    if not ids:
+        raise ValueError("recipient is empty: give this receiver's provenance id(s), or ajp.ANY_RECIPIENT")
+    for one in ids:
+        if not isinstance(one, str) or not one:
+            raise TypeError(f"recipient ids must be non-empty strings, got {one!r}")
+    return ids
+
+
+def _capability_rule(require_capabilities: Any) -> Optional[Tuple[str, ...]]:
+    """None for the specification's rule (decided per sender type), else the explicit tuple."""
+    if require_capabilities is SPEC_CAPABILITIES:
+        return None
+    return _wanted(require_capabilities)
+
+
+def _required(rule: Optional[Tuple[str, ...]], sender_type: str) -> Tuple[str, ...]:
+    if rule is not None:
+        return rule if sender_type != "human" else ()
+    return _SPEC_RULE if sender_type != "human" else ()
+
+
+def _accepted_shape(
+    data: Any, now: Any, skew: float, max_lifetime: float, recipients: Optional[FrozenSet[str]]
+) -> Tuple[JobOffer, int, int]:
+    """Decode (or take a parsed ``JobOffer``), schema, strict rules, recipient: ``(offer, now_us, expires_us)``."""
+    offer = data if type(data) is JobOffer else JobOffer.from_json(data)
     raw = offer._raw
     now_us = _now_micros(now)  # read once: the rules and the replay guard use the same instant
     # validate_offer(strict=True) of a JobOffer; expires_at read once for the rules and the guard
     errors, expires_us = _typed_offer_errors(raw, now_us, True, skew, max_lifetime)
     if errors:
         raise InvalidMessage(errors)
+    if recipients is not None:
+        addressed_to = raw["to"]["provenance_id"]
+        if addressed_to not in recipients:
+            raise RecipientMismatch(addressed_to)
+    return offer, now_us, expires_us
+
+
+def _refuse_coroutine(outcome: Any, what: str) -> None:
+    """An asyncio store or resolver answered a coroutine on a sync path: nothing was checked, so never an
+    acceptance.  The coroutine is closed (no "never awaited" warning); ``KeyUsageError`` (a ``TypeError``)."""
+    close = getattr(outcome, "close", None)
+    if callable(close):
+        close()
+    raise KeyUsageError(
+        f"{what} is asynchronous (an asyncio store or resolver answered a coroutine): "
+        "await it with `Receiver.receive_async` / `answer_offer_async`"
+    )
+
+
+def _no_declaration(wanted: Tuple[str, ...]) -> None:
+    """An agent sender checked with a bare ``public_key``: its capabilities cannot be read."""
+    if wanted:
+        raise SenderIdentityError(
+            f"capability `{wanted[0]}` cannot be checked without the sender's declaration: give `declaration=` "
+            "(or `require_capabilities=()` to opt out of the specification's rule)",
+            "CAPABILITY_NOT_DECLARED",
+        )
+
+
+def offer_digest(offer: JobOffer) -> bytes:
+    """What a replay guard remembers of an accepted offer's content, to tell an honest retry from a reuse.
+
+    The 32-byte SHA-256 of the offer's ``signature`` text (domain-separated).
+    For a verified offer it names the signed content: an HMAC tag or a
+    (deterministic, RFC 8032) Ed25519 signature is a function of the signing
+    bytes and the key, and two contents with one valid signature under one key
+    would be a forgery.  Hashing the 71-88 character signature costs far less than
+    canonicalizing the body again.
+    """
+    signature = offer._raw["signature"]
+    return hashlib.sha256(b"ajpcore-offer-digest-v1\x00" + signature.encode("utf-8", "surrogatepass")).digest()
+
+
+def receive_offer(
+    data: Union[bytes, bytearray, memoryview, str, JobOffer],
+    *,
+    now: Any,
+    recipient: Recipients,
+    secret: Union[str, bytes, None] = None,
+    public_key: Union[Ed25519PublicKey, str, None] = None,
+    replay_guard: Optional[ReplayGuard] = None,
+    skew: float = DEFAULT_SKEW_SECONDS,
+    max_lifetime: float = DEFAULT_MAX_LIFETIME_SECONDS,
+    declaration: Any = None,
+    retrieved_from: Optional[str] = None,
+    pins: Optional[KeyPins] = None,
+    require_capabilities: Capabilities = SPEC_CAPABILITIES,
+) -> JobOffer:
+    """Bytes off the wire -> an accepted ``JobOffer``, or the refusal to answer with.
+
+    ``recipient`` (required): this receiver's ``provenance_id``, a collection of
+    them, or ``ANY_RECIPIENT``.  In order: strict decode (``DecodeError``, 400;
+    ``data`` may also be a ``JobOffer`` already parsed), schema
+    (``ValidationError``, 400), ``validate_offer(strict=True)``
+    (``InvalidMessage``, 400, the SDK's messages), the recipient
+    (``RecipientMismatch``, 403, ``WRONG_RECIPIENT``, when ``to.provenance_id`` is
+    not one of ``recipient``), the sender's identity, the signature with
+    ``secret`` (human senders) or the agent's key (``SignatureError``, 401;
+    legacy pre-0.3 signatures refused), then the replay guard keyed by the
+    verifying key (``ReplayedMessage`` 409, ``Busy`` 429, ``StateUnavailable``
+    503).  ``error_response(exc)`` turns any of these into the HTTP status and
+    AJP error body.
+
+    An agent's key comes from its Provenance declaration: with ``declaration``
+    (the document fetched from ``from.declaration_url``) and ``retrieved_from``
+    (that URL), the identity flow of ``verify_sender`` runs with ``pins`` and
+    the capability rule (``SenderIdentityError``, 403, ``.code`` the SDK's code),
+    and the signature is checked once, under the declared key.  Or give the key
+    itself, ``public_key``, when you established it another way.
+
+    ``require_capabilities``: by default ``SPEC_CAPABILITIES``, the
+    specification's rule (an agent or orchestrator sender must declare
+    ``delegate:agents``); with ``public_key`` instead of a declaration that rule
+    cannot be read and an agent's offer is refused (``CAPABILITY_NOT_DECLARED``)
+    unless you opt out with ``require_capabilities=()``.  ``declaration``
+    excludes ``secret`` and ``public_key``; ``pins`` and an explicit
+    ``require_capabilities`` need ``declaration`` (else ``KeyUsageError``).
+    Raises ``TypeError``/``ValueError`` for a ``recipient`` that names no one.
+    """
+    recipients = _recipients(recipient)
+    rule = _capability_rule(require_capabilities)
+    offer, now_us, expires_us = _accepted_shape(data, now, skew, max_lifetime, recipients)
+    raw = offer._raw
+    wanted = _required(rule, raw["from"]["type"])
     if declaration is not None:
         if secret is not None or public_key is not None:
             raise KeyUsageError("give `declaration=` (the key comes from it) or `secret=`/`public_key=`, not both")
-        public_key = verify_sender(
-            offer, declaration, retrieved_from=retrieved_from, pins=pins, require_capabilities=require_capabilities
-        ).public_key
-    elif pins is not None or require_capabilities:
+        identity = _declared_sender(raw["from"], declaration, retrieved_from)
+        _check_capabilities(identity, wanted)
+        if pins is not None:
+            check: Any = pins.check  # Any: an asyncio pin store passed here by mistake returns a coroutine
+            checked = check(identity.provenance_id, identity.fingerprint, identity.public_key)
+            if checked is not None:
+                _refuse_coroutine(checked, "`pins`")
+        public_key = identity.public_key
+    elif pins is not None or rule:
         raise KeyUsageError("`pins=` and `require_capabilities=` apply to the sender's declaration: give `declaration=`")
+    else:
+        _no_declaration(wanted)
     # any_scheme: the strict rules above already refused a scheme that does not fit the sender.
     offer.verify(secret=secret, public_key=public_key, any_scheme=True)
     if replay_guard is not None:
-        replay_guard.admit(
-            replay_identity(secret=secret, public_key=public_key), raw["job_id"], expires_at_us=expires_us, now_us=now_us
+        admit: Any = replay_guard.admit  # Any: an asyncio guard passed here by mistake returns a coroutine
+        outcome = admit(
+            replay_identity(secret=secret, public_key=public_key), raw["job_id"], expires_at_us=expires_us,
+            now_us=now_us, digest=offer_digest(offer),
         )
+        if outcome is not None:
+            _refuse_coroutine(outcome, "`replay_guard`")
     return offer

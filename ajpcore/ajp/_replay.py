@@ -1,5 +1,8 @@
-"""Replay protection: the ``ReplayGuard`` interface, its in-memory implementation
+"""Replay protection: the ``ReplayGuard`` interface, per-sender quotas, the in-memory guard
 and the identity a guard keys senders by (their verifying key, not a claimed name).
+
+The guards shared by processes and hosts live beside it, one module per store:
+``_replay_sqlite`` (one host) and ``_replay_redis`` (many hosts).
 """
 
 from __future__ import annotations
@@ -7,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import heapq
 import threading
-from typing import Any, Dict, List, Optional, Protocol, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Protocol, Tuple, Union
 
 from .. import _core
 from ..errors import Busy, InvalidMessage, ReplayedMessage
@@ -18,12 +21,41 @@ class ReplayGuard(Protocol):
     """Remembers accepted ``(identity, job_id)`` pairs until their offer can no longer be accepted.
 
     ``admit`` records the pair and returns None, or raises ``ReplayedMessage``
-    (HTTP 409) when the pair is already held, or ``Busy`` (HTTP 429) when the
-    guard cannot remember one more pair.  A guard must never forget a pair
-    before ``expires_at + skew``: forgetting early would let a replay through.
+    (HTTP 409, ``.same_body`` True when ``digest`` equals the digest stored with
+    the accepted pair) when the pair is already held, ``Busy`` (HTTP 429,
+    ``retry_after``) when the guard cannot remember one more pair for this
+    sender or at all, ``InvalidMessage`` (400) for a job id longer than
+    ``MAX_JOB_ID_LENGTH``, and ``StateUnavailable`` (HTTP 503, ``retry_after``)
+    when its store cannot answer: never an acceptance it cannot make durable.
+    A guard must never forget a pair before ``expires_at + skew``: forgetting
+    early would let a replay through.
+
+    ``digest`` (optional, bytes of at most 64) is what the guard remembers of
+    the accepted offer: ``receive_offer`` passes the SHA-256 of its signing
+    bytes.
+
+    ``blocking`` (class attribute): True when ``admit`` waits on I/O (SQLite,
+    a file, a synchronous Redis client), so an asyncio receiver must run it in
+    a worker thread; False when it returns at once (``MemoryReplayGuard``).  The
+    asyncio twins (``AsyncSQLiteReplayGuard``, ``AsyncRedisReplayGuard``) have a
+    coroutine ``admit`` with the same arguments and meaning instead.
     """
 
-    def admit(self, identity: str, job_id: str, *, expires_at_us: int, now_us: int) -> None: ...
+    blocking: bool
+
+    def admit(
+        self, identity: str, job_id: str, *, expires_at_us: int, now_us: int, digest: Optional[bytes] = None
+    ) -> None: ...
+
+
+class AsyncReplayGuard(Protocol):
+    """The asyncio twin of ``ReplayGuard``: ``await guard.admit(...)``, same arguments, same outcomes."""
+
+    blocking: bool
+
+    async def admit(
+        self, identity: str, job_id: str, *, expires_at_us: int, now_us: int, digest: Optional[bytes] = None
+    ) -> None: ...
 
 
 def replay_identity(*, secret: Any = None, public_key: Any = None) -> str:
@@ -72,48 +104,157 @@ def _forget_identities() -> None:
 
 
 MAX_JOB_ID_LENGTH = 256
-"""Longest ``job_id`` (characters) the schemas and ``MemoryReplayGuard`` accept (the reference SDK mints 24)."""
+"""Longest ``job_id`` (characters) the schemas and every replay guard accept (the reference SDK mints 24)."""
 MAX_IDENTITY_LENGTH = 256
-"""Longest replay identity ``MemoryReplayGuard`` stores (``replay_identity`` gives at most 72 characters)."""
+"""Longest replay identity a guard stores (``replay_identity`` gives at most 72 characters)."""
+MAX_DIGEST_LENGTH = 64
+"""Longest ``digest`` (bytes) a guard stores with a pair (``receive_offer`` passes a 32-byte SHA-256)."""
+DEFAULT_QUOTA_SHARE = 4
+"""Without ``max_per_identity``, one sender may hold ``max_entries // DEFAULT_QUOTA_SHARE`` live pairs."""
+
+Quota = Union[int, Mapping[str, int], Callable[[str], Optional[int]], None]
+"""``max_per_identity``: one int for every sender, a mapping identity -> int (others get the
+default), a callable identity -> int or None (None: the default), or None (the default)."""
+
+
+def check_admit(identity: Any, job_id: Any, digest: Any) -> None:
+    """The argument checks every guard shares (types and sizes), before it touches its store."""
+    if type(identity) is not str or type(job_id) is not str:
+        raise TypeError("`identity` and `job_id` must be str")
+    if len(job_id) > MAX_JOB_ID_LENGTH:
+        raise InvalidMessage([f"job_id is longer than {MAX_JOB_ID_LENGTH} characters"])
+    if len(identity) > MAX_IDENTITY_LENGTH:
+        raise ValueError(f"replay identity is longer than {MAX_IDENTITY_LENGTH} characters")
+    if digest is not None and (type(digest) is not bytes or len(digest) > MAX_DIGEST_LENGTH):
+        raise TypeError(f"`digest` must be None or bytes of at most {MAX_DIGEST_LENGTH}")
+
+
+def _positive_int(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be a positive int")
+    return value
+
+
+class Quotas:
+    """The per-sender quota of a guard: ``quotas(identity)`` is how many live pairs that sender may hold.
+
+    Built from ``max_per_identity`` (see ``Quota``) and the table size
+    ``max_entries`` (None: the store has no table bound of its own, as Redis,
+    whose bound is its ``maxmemory``).  The default is ``max_entries //
+    DEFAULT_QUOTA_SHARE`` (``default`` when given instead).  A quota of at least
+    ``max_entries`` would let one sender fill the whole table and lock every
+    other sender out, so it is refused with ``ValueError`` at construction (an
+    int or a mapping's values) or on the call (a callable's answer).
+    """
+
+    __slots__ = ("max_entries", "default", "_fixed", "_table", "_call")
+
+    def __init__(self, max_per_identity: Quota, max_entries: Optional[int], *, default: Optional[int] = None) -> None:
+        self.max_entries = max_entries
+        if default is None:
+            if max_entries is None:
+                raise ValueError("max_per_identity is required when the store has no max_entries")
+            default = max(1, max_entries // DEFAULT_QUOTA_SHARE)
+        self.default = self._valid(default, "max_per_identity")
+        self._fixed: Optional[int] = None
+        self._table: Optional[Dict[str, int]] = None
+        self._call: Optional[Callable[[str], Optional[int]]] = None
+        if max_per_identity is None:
+            self._fixed = self.default
+        elif isinstance(max_per_identity, Mapping):
+            self._table = {}
+            for identity, quota in max_per_identity.items():
+                if type(identity) is not str:
+                    raise ValueError("max_per_identity: mapping keys must be replay identities (str)")
+                self._table[identity] = self._valid(quota, f"max_per_identity[{identity!r}]")
+        elif callable(max_per_identity) and not isinstance(max_per_identity, int):
+            self._call = max_per_identity
+        else:
+            self._fixed = self._valid(max_per_identity, "max_per_identity")
+
+    def _valid(self, quota: Any, name: str) -> int:
+        quota = _positive_int(quota, name)
+        if self.max_entries is not None and quota >= self.max_entries:
+            raise ValueError(
+                f"{name} = {quota} lets one sender fill the whole table of {self.max_entries}: "
+                f"give less than max_entries"
+            )
+        return int(quota)
+
+    @property
+    def fixed(self) -> Optional[int]:
+        """The quota when it is the same for every sender, else None."""
+        return self._fixed
+
+    def __call__(self, identity: str) -> int:
+        if self._fixed is not None:
+            return self._fixed
+        if self._table is not None:
+            return self._table.get(identity, self.default)
+        assert self._call is not None
+        quota = self._call(identity)
+        return self.default if quota is None else self._valid(quota, f"max_per_identity({identity!r})")
+
+    def __repr__(self) -> str:
+        what = self._fixed if self._fixed is not None else (self._table if self._table is not None else self._call)
+        return f"Quotas({what!r}, default={self.default})"
+
+
+def _ceil_seconds(us: int) -> int:
+    return max(1, -(-us // 1_000_000))
 
 
 class MemoryReplayGuard:
-    """An in-process ``ReplayGuard`` holding at most ``max_entries`` pairs, ``max_per_identity`` per sender.
+    """An in-process ``ReplayGuard`` holding at most ``max_entries`` pairs, a quota per sender.
 
     Each pair is kept until ``expires_at + skew``.  When a sender already holds
-    ``max_per_identity`` (default 1,000) live pairs, its next new offer is
-    refused with ``Busy`` (429, ``retry_after`` = seconds until its own next
-    pair expires): one sender's flood is answered 429 to that sender only, and
-    up to ``max_entries // max_per_identity`` senders never feel each other's
-    load.  When the whole table is full, expired pairs are evicted first
-    (oldest expiry first); if none has expired the new offer is refused with
-    ``Busy`` rather than forgetting a live pair, which would re-open a replay
-    window.
+    its quota of live pairs (``max_per_identity``: an int, a mapping identity ->
+    int, or a callable; default ``max_entries // 4``, 25,000 of the default
+    100,000; a quota that lets one sender fill the table is refused with
+    ``ValueError``), its next new offer is refused with ``Busy`` (429,
+    ``retry_after`` = seconds until its own next pair expires): one sender's
+    flood is answered 429 to that sender only.  When the whole table is full,
+    expired pairs are evicted first (oldest expiry first); if none has expired
+    the new offer is refused with ``Busy`` rather than forgetting a live pair,
+    which would re-open a replay window.
 
     Sizes are bounded too: ``job_id`` at most ``MAX_JOB_ID_LENGTH`` (256)
     characters (longer: ``InvalidMessage``, 400) and the identity at most
     ``MAX_IDENTITY_LENGTH`` (256; longer: ``ValueError``), both ``str``
-    (``TypeError``), so the table holds at most ``max_entries`` pairs of at most
-    512 characters each.  Not thread-safe: guard it with a lock, or use one per
-    worker with a sender-affine load balancer.
+    (``TypeError``), ``digest`` None or at most 64 bytes, so the table holds
+    at most ``max_entries`` pairs of at most 576 characters each.
+
+    Thread-safe: one lock around each ``admit`` (a few hundred nanoseconds,
+    see ``bench/test_state.py``).  It lives in one process: a receiver with
+    several worker processes or hosts needs ``SQLiteReplayGuard`` or
+    ``RedisReplayGuard`` (``docs/deploying.md``).
     """
 
-    __slots__ = ("max_entries", "max_per_identity", "skew_us", "_jobs", "_size", "_heap", "_full_until")
+    blocking = False
+
+    __slots__ = (
+        "max_entries", "quotas", "skew_us", "_fixed_quota", "_jobs", "_size", "_heap", "_full_until", "_lock"
+    )
 
     def __init__(
-        self, *, max_entries: int = 100_000, max_per_identity: int = 1_000, skew: float = DEFAULT_SKEW_SECONDS
+        self, *, max_entries: int = 100_000, max_per_identity: Quota = None, skew: float = DEFAULT_SKEW_SECONDS
     ) -> None:
-        if isinstance(max_entries, bool) or not isinstance(max_entries, int) or max_entries < 1:
-            raise ValueError("max_entries must be a positive int")
-        if isinstance(max_per_identity, bool) or not isinstance(max_per_identity, int) or max_per_identity < 1:
-            raise ValueError("max_per_identity must be a positive int")
-        self.max_entries = max_entries
-        self.max_per_identity = max_per_identity
+        self.max_entries = _positive_int(max_entries, "max_entries")
+        if max_entries < 2:
+            raise ValueError("max_entries must be at least 2 (one sender must not fill the table)")
+        self.quotas = Quotas(max_per_identity, max_entries)
+        self._fixed_quota = self.quotas.fixed
         self.skew_us = int(skew * 1_000_000)
-        self._jobs: Dict[str, Dict[str, int]] = {}  # identity -> job_id -> held until (µs)
+        self._jobs: Dict[str, Dict[str, Tuple[int, Optional[bytes]]]] = {}  # identity -> job_id -> (until µs, digest)
         self._size = 0
         self._heap: List[Tuple[int, Tuple[str, str]]] = []  # expiry order, with stale entries
         self._full_until: Dict[str, int] = {}  # identity at its quota -> its earliest expiry
+        self._lock = threading.Lock()
+
+    @property
+    def max_per_identity(self) -> int:
+        """The default quota (what a sender not named by ``max_per_identity`` may hold)."""
+        return self.quotas.default
 
     def __len__(self) -> int:
         return self._size
@@ -123,58 +264,67 @@ class MemoryReplayGuard:
         while heap and heap[0][0] <= now_us:
             t, (identity, job_id) = heapq.heappop(heap)
             held = jobs.get(identity)
-            if held is not None and held.get(job_id) == t:
-                del held[job_id]
-                self._size -= 1
-                if not held:
-                    del jobs[identity]
-                    self._full_until.pop(identity, None)
+            if held is not None:
+                entry = held.get(job_id)
+                if entry is not None and entry[0] == t:
+                    del held[job_id]
+                    self._size -= 1
+                    if not held:
+                        del jobs[identity]
+                        self._full_until.pop(identity, None)
 
-    def _sender_busy(self, identity: str, now_us: int) -> Optional[Busy]:
-        """``Busy`` when ``identity`` holds ``max_per_identity`` live pairs, else None (after evicting expired ones)."""
+    def _sender_busy(self, identity: str, quota: int, now_us: int) -> Optional[Busy]:
+        """``Busy`` when ``identity`` holds ``quota`` live pairs, else None (after evicting expired ones)."""
         known = self._full_until.get(identity)
         if known is None or known <= now_us:
             self._evict(now_us)
             held = self._jobs.get(identity, {})
-            if len(held) < self.max_per_identity:
+            if len(held) < quota:
                 self._full_until.pop(identity, None)
                 return None
             # Every pair left is live and this sender can add none, so the answer holds
             # until its earliest expiry: computed once per expiry, not once per request.
-            known = min(held.values())
+            known = min(entry[0] for entry in held.values())
             self._full_until[identity] = known
-        wait = max(1, -(-(known - now_us) // 1_000_000))
-        return Busy(f"this sender holds {self.max_per_identity} unexpired offers; retry later", retry_after=wait)
+        return Busy(f"this sender holds {quota} unexpired offers; retry later", retry_after=_ceil_seconds(known - now_us))
 
-    def admit(self, identity: str, job_id: str, *, expires_at_us: int, now_us: int) -> None:
+    def admit(
+        self, identity: str, job_id: str, *, expires_at_us: int, now_us: int, digest: Optional[bytes] = None
+    ) -> None:
         """Record ``(identity, job_id)`` until ``expires_at_us + skew``; see ``ReplayGuard`` and the class docstring."""
-        if type(identity) is not str or type(job_id) is not str:
-            raise TypeError("`identity` and `job_id` must be str")
-        if len(job_id) > MAX_JOB_ID_LENGTH:
-            raise InvalidMessage([f"job_id is longer than {MAX_JOB_ID_LENGTH} characters"])
-        if len(identity) > MAX_IDENTITY_LENGTH:
-            raise ValueError(f"replay identity is longer than {MAX_IDENTITY_LENGTH} characters")
-        held_by = self._jobs.get(identity)
-        held = held_by.get(job_id) if held_by is not None else None
-        if held is not None and held > now_us:
-            raise ReplayedMessage(f"job `{job_id}` from this sender was already received")
-        if held is None and held_by is not None and len(held_by) >= self.max_per_identity:
-            busy = self._sender_busy(identity, now_us)
-            if busy is not None:
-                raise busy
-        if held is None and self._size >= self.max_entries:
-            self._evict(now_us)
-            if self._size >= self.max_entries:
-                wait = max(1, -(-(self._heap[0][0] - now_us) // 1_000_000))
-                raise Busy("replay guard is full of unexpired offers; retry later", retry_after=wait)
-        held_by = self._jobs.setdefault(identity, {})  # eviction may have dropped the sender or the pair
-        if job_id not in held_by:
-            self._size += 1
-        t = expires_at_us + self.skew_us
-        held_by[job_id] = t
-        heapq.heappush(self._heap, (t, (identity, job_id)))
-        if len(self._heap) > 2 * self.max_entries:  # stale entries of re-admitted pairs
-            self._evict(now_us)
-            if len(self._heap) > 2 * self.max_entries:
-                self._heap = [(u, (i, j)) for i, held_map in self._jobs.items() for j, u in held_map.items()]
-                heapq.heapify(self._heap)
+        if (
+            type(identity) is not str or type(job_id) is not str or len(job_id) > MAX_JOB_ID_LENGTH
+            or len(identity) > MAX_IDENTITY_LENGTH or (digest is not None and type(digest) is not bytes)
+            or (digest is not None and len(digest) > MAX_DIGEST_LENGTH)
+        ):
+            check_admit(identity, job_id, digest)  # raises the precise error
+        with self._lock:
+            held_by = self._jobs.get(identity)
+            entry = held_by.get(job_id) if held_by is not None else None
+            if entry is not None and entry[0] > now_us:
+                same = digest is not None and entry[1] is not None and entry[1] == digest
+                raise ReplayedMessage(f"job `{job_id}` from this sender was already received", same_body=same)
+            if entry is None and held_by is not None:
+                quota = self._fixed_quota
+                if quota is None:
+                    quota = self.quotas(identity)
+                if len(held_by) >= quota:
+                    busy = self._sender_busy(identity, quota, now_us)
+                    if busy is not None:
+                        raise busy
+            if entry is None and self._size >= self.max_entries:
+                self._evict(now_us)
+                if self._size >= self.max_entries:
+                    wait = _ceil_seconds(self._heap[0][0] - now_us)
+                    raise Busy("replay guard is full of unexpired offers; retry later", retry_after=wait)
+            held_by = self._jobs.setdefault(identity, {})  # eviction may have dropped the sender or the pair
+            if job_id not in held_by:
+                self._size += 1
+            t = expires_at_us + self.skew_us
+            held_by[job_id] = (t, digest)
+            heapq.heappush(self._heap, (t, (identity, job_id)))
+            if len(self._heap) > 2 * self.max_entries:  # stale entries of re-admitted pairs
+                self._evict(now_us)
+                if len(self._heap) > 2 * self.max_entries:
+                    self._heap = [(e[0], (i, j)) for i, held_map in self._jobs.items() for j, e in held_map.items()]
+                    heapq.heapify(self._heap)

@@ -1,8 +1,14 @@
-"""``ajpcore canonicalize``, ``decode-check`` and ``demo``: documents in, canonical bytes out."""
+"""``ajpcore canonicalize``, ``decode-check`` and ``demo``: documents in, canonical bytes out.
+
+The demo signs the bundled offer, verifies it, refuses a tampered copy, then shows what an
+``ajp.Receiver`` answers: the offer accepted, its retry a duplicate, a reused job id and an offer
+for another agent refused.
+"""
 
 from __future__ import annotations
 
 import argparse
+from typing import Any, Dict
 
 from .. import BACKEND, canonicalize, decode
 from ..errors import SignatureError
@@ -40,9 +46,41 @@ def cmd_demo(args: argparse.Namespace) -> int:
         verify(tampered, secret=DEMO_SECRET)
     except SignatureError as exc:
         write(f"tampered copy (budget.max_usd x1000): refused - {type(exc).__name__}: {exc}\n".encode())
-        return EXIT_OK
-    write(b"tampered copy (budget.max_usd x1000): ACCEPTED - this is a bug\n")
-    return EXIT_INVALID
+    else:
+        write(b"tampered copy (budget.max_usd x1000): ACCEPTED - this is a bug\n")
+        return EXIT_INVALID
+    return _demo_receive(signed)
+
+
+DEMO_NOW = "2026-03-05T10:01:00Z"
+"""The receiver's clock in the demo: inside the bundled offer's window (10:00 to 10:05 UTC)."""
+
+
+def _demo_receive(signed: Dict[str, Any]) -> int:
+    """What an ``ajp.Receiver`` answers on ``POST /jobs``: the offer, its honest retry, a reuse, a relay."""
+    from ..ajp import MemoryReplayGuard, Receiver
+
+    me = signed["to"]["provenance_id"]
+    receiver = Receiver(recipient=me, secret=DEMO_SECRET, replay_guard=MemoryReplayGuard())
+    wire = canonicalize(signed)
+    reused = dict(signed, task=dict(signed["task"], instruction="Transfer the budget elsewhere."))
+    reused["signature"] = sign(reused, secret=DEMO_SECRET)
+    relayed = dict(signed, to={"provenance_id": "provenance:github:example/someone-else"})
+    relayed["signature"] = sign(relayed, secret=DEMO_SECRET)
+    cases = [
+        ("receive (Receiver for %s): the offer" % me, wire, 202, False),
+        ("the same bytes again (a retry)", wire, 202, True),
+        ("another body under the same job id", canonicalize(reused), 409, False),
+        ("a validly signed offer for another agent", canonicalize(relayed), 403, False),
+    ]
+    for label, body, expected, duplicate in cases:
+        answer = receiver.answer_offer(body, now=DEMO_NOW)
+        verdict = "accepted" if answer.accepted else "duplicate, not run again" if answer.duplicate else "refused"
+        write(f"{label}: {answer.status} {verdict} - {answer.body.decode()}\n".encode())
+        if (answer.status, answer.duplicate) != (expected, duplicate):
+            write(f"expected {expected}: this is a bug\n".encode())
+            return EXIT_INVALID
+    return EXIT_OK
 
 
 def add_commands(sub: Subcommands) -> None:
@@ -50,7 +88,7 @@ def add_commands(sub: Subcommands) -> None:
     add_file_argument(p)
     p.set_defaults(func=cmd_canonicalize)
 
-    p = sub.add_parser("demo", help="run ajpcore's main job on the bundled example JobOffer")
+    p = sub.add_parser("demo", help="sign, verify and receive the bundled example JobOffer")
     p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser("decode-check", help="check that a document is strictly valid I-JSON (silent, exit 0) or exit 2")

@@ -156,7 +156,11 @@ def check_signatures(cases: List[Dict[str, Any]]) -> Failures:
 def envelope_answer(case: Dict[str, Any], guard: ajp.MemoryReplayGuard) -> Tuple[int, Optional[str]]:
     """The HTTP status and error code ajpcore's receiver answers one envelopes.json message with."""
     try:
-        ajp.receive_offer(base64.b64decode(case["message_b64"], validate=True), now=case["now"], replay_guard=guard, **_credential(case))
+        # The pack judges the wire form under a known key: any recipient, no declaration to read capabilities from.
+        ajp.receive_offer(
+            base64.b64decode(case["message_b64"], validate=True), now=case["now"], replay_guard=guard,
+            recipient=ajp.ANY_RECIPIENT, require_capabilities=(), **_credential(case),
+        )
     except Exception as exc:
         status, body = ajp.error_response(exc)
         return status, body.code
@@ -169,7 +173,11 @@ def check_envelopes(cases: List[Dict[str, Any]]) -> Failures:
 
     def answer(case: Dict[str, Any]) -> Optional[str]:
         capacity = case.get("replay_capacity")
-        guard = ajp.MemoryReplayGuard() if capacity is None else ajp.MemoryReplayGuard(max_entries=capacity)
+        # `replay_capacity`: how many offers the receiver holds for this case's one sender (a guard's
+        # table must hold more than one sender's quota, so the table gets one more place).
+        guard = ajp.MemoryReplayGuard() if capacity is None else ajp.MemoryReplayGuard(
+            max_entries=capacity + 1, max_per_identity=capacity
+        )
         unknown = [cid for cid in case.get("follows", []) if cid not in by_id]
         if unknown:
             return f"follows unknown case `{unknown[0]}`"

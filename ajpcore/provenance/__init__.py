@@ -62,7 +62,7 @@ commit 06ec76c); "npm 0.3.0" is the published reference package
 - Challenges and revocations: the SPEC's domain-separated forms
   (``provenance-challenge-v1:<id>:<nonce>``, ``provenance-revocation-v1:<id>``);
   the 0.1 forms are deliberately not offered.
-- Key pins (``MemoryKeyPins``, ``FileKeyPins``): the SPEC's "Continuity" and
+- Key pins (``MemoryKeyPins``, ``FileKeyPins``, ``SQLiteKeyPins``, ``RedisKeyPins``): the SPEC's "Continuity" and
   the AJP reference SDK 0.3's ``knownKeys`` (a different key is
   ``KEY_ROTATED``), plus rotation by notice, which the SDK does not have.
 """
@@ -118,7 +118,9 @@ from .notices import (
     sign_notice,
     verify_notice,
 )
-from .pins import PIN_FILE_VERSION, FileKeyPins, KeyPins, MemoryKeyPins
+from .pins import PIN_FILE_VERSION, AsyncKeyPins, FileKeyPins, KeyPins, MemoryKeyPins
+from ._pins_sqlite import AsyncSQLiteKeyPins, SQLiteKeyPins
+from ._pins_redis import AsyncRedisKeyPins, RedisKeyPins
 
 __all__ = [
     # declarations
@@ -168,7 +170,12 @@ __all__ = [
     "verify_revocation",
     # key pins
     "KeyPins",
+    "AsyncKeyPins",
     "MemoryKeyPins",
     "FileKeyPins",
+    "SQLiteKeyPins",
+    "AsyncSQLiteKeyPins",
+    "RedisKeyPins",
+    "AsyncRedisKeyPins",
     "PIN_FILE_VERSION",
 ]

@@ -8,13 +8,21 @@ vouches for and keeps the notice as the audit trail.  A chain A -> B -> C
 moves one step per notice; a notice from a key the store never pinned (or no
 longer pins) is refused with ``KeyRotationRefused``.
 
+A rotation moves a pin forward only: a notice whose ``id`` is already in the
+id's history, or whose ``issued_at`` is not after the last accepted
+rotation's, is refused (so K1 -> K2, K2 -> K1 cannot be followed by a replay
+of the first notice moving the pin back to the retired K2).
+
 ``MemoryKeyPins`` lives in the process; ``FileKeyPins`` keeps the pins in a
-JSON file written atomically (temporary file, fsync, rename, fsync of the
-directory), so a crash leaves either the old file or the new one, never a
+JSON file written atomically (temporary file beside the real target of a
+symlink, fsync, rename, fsync of the directory, the file's mode kept; a new
+file is 0600), so a crash leaves either the old file or the new one, never a
 torn one; a file that cannot be read back exactly raises ``KeyPinsCorrupt``,
-never reads as an empty store.  Both are thread-safe within one process.
-``FileKeyPins`` reads the file once, when built: two processes sharing one
-file need a lock of their own (or one store each).
+never reads as an empty store.  Every change re-reads the file under an
+exclusive ``flock`` of ``<file>.lock``, so stores of several processes on one
+file never undo each other's pins.  ``SQLiteKeyPins`` and ``RedisKeyPins``
+(and their asyncio twins) share pins across processes and hosts; a first use
+and a rotation are atomic there too (a transaction, a compare-and-set).
 """
 
 from __future__ import annotations
@@ -22,11 +30,13 @@ from __future__ import annotations
 import copy
 import os
 import re
+import stat
 import tempfile
 import threading
-from typing import Any, Dict, List, Optional, Protocol, Tuple
+from typing import Any, Callable, Dict, List, Optional, Protocol, Tuple, TypeVar
 
 from .. import _core
+from .._state_sqlite import _new_lock_after_fork
 from ..errors import (
     DecodeError,
     KeyFormatError,
@@ -34,21 +44,39 @@ from ..errors import (
     KeyRotated,
     KeyRotationRefused,
     KeyUsageError,
+    StateUnavailable,
     ValidationError,
 )
 from ..keys import Ed25519PublicKey
+from ..timestamps import _micros_or_none
 from .notices import NoticeVerification, verify_notice
 
-__all__ = ["KeyPins", "MemoryKeyPins", "FileKeyPins", "PIN_FILE_VERSION"]
+try:  # POSIX; elsewhere FileKeyPins serialises writers of one process only (docs/deploying.md)
+    import fcntl as _fcntl
+except ImportError:  # pragma: no cover - Windows
+    _fcntl = None  # type: ignore[assignment]
+
+__all__ = ["KeyPins", "AsyncKeyPins", "MemoryKeyPins", "FileKeyPins", "PIN_FILE_VERSION"]
 
 PIN_FILE_VERSION = 1
 """The ``version`` member of a pin file this module writes and reads."""
 
 _FINGERPRINT = re.compile(r"[0-9a-f]{64}")
+T = TypeVar("T")
 
 
 class KeyPins(Protocol):
-    """What ``ajp.verify_sender`` needs from a pin store."""
+    """What ``ajp.verify_sender`` needs from a pin store.
+
+    Every store raises ``StateUnavailable`` (HTTP 503) when its storage cannot
+    answer; never a pin it could not make durable.  ``blocking`` (class
+    attribute): True when the methods wait on I/O (``FileKeyPins``,
+    ``SQLiteKeyPins``, ``RedisKeyPins``), so an asyncio receiver runs them in a
+    worker thread; False for ``MemoryKeyPins``.  The asyncio twins
+    (``AsyncSQLiteKeyPins``, ``AsyncRedisKeyPins``) are ``AsyncKeyPins``.
+    """
+
+    blocking: bool
 
     def check(self, provenance_id: str, fingerprint: str, public_key: Any = None) -> None:
         """Pin on first use; return if ``fingerprint`` is the pinned one; else raise ``KeyRotated``."""
@@ -63,111 +91,23 @@ class KeyPins(Protocol):
         ...
 
 
+class AsyncKeyPins(Protocol):
+    """The asyncio twin of ``KeyPins``: the same methods as coroutines, the same outcomes."""
+
+    blocking: bool
+
+    async def check(self, provenance_id: str, fingerprint: str, public_key: Any = None) -> None: ...
+
+    async def accept_rotation(self, notice: Any, *, public_key: Any = None) -> NoticeVerification: ...
+
+    async def pinned(self, provenance_id: str) -> Optional[str]: ...
+
+
 _Record = Dict[str, Any]  # {"fingerprint": str, "public_key": str | None, "rotations": [notice, ...]}
+_Decision = Tuple[Optional[_Record], T]  # (the record to store, or None for no change; the answer)
 
 
-class _PinStore:
-    """The rules both stores share; ``_commit`` makes a new state durable before it is used."""
-
-    def __init__(self) -> None:
-        self._pins: Dict[str, _Record] = {}
-        self._lock = threading.Lock()
-
-    def _commit(self, pins: Dict[str, _Record]) -> None:
-        raise NotImplementedError
-
-    def __len__(self) -> int:
-        return len(self._pins)
-
-    def pinned(self, provenance_id: str) -> Optional[str]:
-        """The fingerprint pinned for ``provenance_id``, or None."""
-        record = self._pins.get(provenance_id) if isinstance(provenance_id, str) else None
-        return None if record is None else str(record["fingerprint"])
-
-    def history(self, provenance_id: str) -> Tuple[Dict[str, Any], ...]:
-        """The rotation notices accepted for ``provenance_id``, oldest first (copies)."""
-        record = self._pins.get(provenance_id) if isinstance(provenance_id, str) else None
-        return () if record is None else tuple(copy.deepcopy(n) for n in record["rotations"])
-
-    def check(self, provenance_id: str, fingerprint: str, public_key: Any = None) -> None:
-        """Pin ``fingerprint`` for ``provenance_id`` on first use; accept it again later.
-
-        ``public_key`` (optional, text or ``Ed25519PublicKey``) is the key itself:
-        stored with the pin so a later rotation notice can be checked against it;
-        its fingerprint must be ``fingerprint``.  Raises ``KeyRotated`` (403) when
-        another key is pinned, ``ValidationError`` for an id that is not a
-        non-empty string or a fingerprint that is not 64 lowercase hex digits,
-        ``KeyUsageError`` when ``public_key`` does not have that fingerprint,
-        ``KeyFormatError`` for a bad key, and for ``FileKeyPins`` ``OSError``
-        when the file cannot be written (the pin is then not taken).
-        """
-        _check_id(provenance_id)
-        if not isinstance(fingerprint, str) or not _FINGERPRINT.fullmatch(fingerprint):
-            raise ValidationError([("$.fingerprint", "must be 64 lowercase hex digits (SHA-256 of the SPKI DER)")])
-        key_text = None
-        if public_key is not None:
-            key = public_key if isinstance(public_key, Ed25519PublicKey) else Ed25519PublicKey.from_string(public_key)
-            if key.fingerprint != fingerprint:
-                raise KeyUsageError("`public_key` does not have the fingerprint given")
-            key_text = key.to_string()
-        with self._lock:
-            record = self._pins.get(provenance_id)
-            if record is None:
-                self._store(provenance_id, {"fingerprint": fingerprint, "public_key": key_text, "rotations": []})
-                return
-            if record["fingerprint"] != fingerprint:
-                raise KeyRotated(provenance_id, record["fingerprint"], fingerprint)
-            if key_text is not None and record["public_key"] is None:
-                self._store(provenance_id, dict(record, public_key=key_text))
-
-    def accept_rotation(self, notice: Any, *, public_key: Any = None) -> NoticeVerification:
-        """Move the pin of ``notice["provenance_id"]`` to the key the notice vouches for.
-
-        The notice must be a valid ``key-rotation`` notice (``verify_notice``)
-        under the key pinned for its id: the stored key, or ``public_key`` when
-        the pin was taken from a fingerprint alone (its fingerprint must be the
-        pinned one).  The notice is kept as the audit trail (``history``).
-        Returns the notice's verification.  Raises ``KeyRotationRefused`` (403)
-        for a notice that is invalid, not a rotation, signed by a key other
-        than the pinned one, or for an id with no pin; ``OSError`` as ``check``.
-        """
-        provenance_id = notice.get("provenance_id") if isinstance(notice, dict) else None
-        if not isinstance(provenance_id, str) or not provenance_id:
-            raise KeyRotationRefused("the notice names no provenance_id")
-        with self._lock:
-            record = self._pins.get(provenance_id)
-            if record is None:
-                raise KeyRotationRefused(
-                    f"no key is pinned for `{provenance_id}`: a rotation from a key this store never pinned is refused"
-                )
-            old_key: Any = record["public_key"]
-            if public_key is not None:
-                given = public_key if isinstance(public_key, Ed25519PublicKey) else _parse_or_refuse(public_key)
-                if given.fingerprint != record["fingerprint"]:
-                    raise KeyRotationRefused("`public_key` is not the pinned key")
-                old_key = given
-            if old_key is None:
-                raise KeyRotationRefused(
-                    "only the pinned key's fingerprint is stored: pass the pinned key as `public_key=`"
-                )
-            verification = verify_notice(notice, old_key)
-            if not verification.valid:
-                raise KeyRotationRefused(f"rotation notice refused under the pinned key: {verification.reason}")
-            if verification.event != "key-rotation" or verification.new_public_key is None:
-                raise KeyRotationRefused(f"a `{verification.event}` notice is not a key rotation")
-            new_key = verification.new_public_key
-            rotations: List[Any] = list(record["rotations"]) + [copy.deepcopy(notice)]
-            self._store(
-                provenance_id,
-                {"fingerprint": new_key.fingerprint, "public_key": new_key.to_string(), "rotations": rotations},
-            )
-            return verification
-
-    def _store(self, provenance_id: str, record: _Record) -> None:
-        pins = dict(self._pins)
-        pins[provenance_id] = record
-        self._commit(pins)
-        self._pins = pins
+# -- the rules every store shares: pure functions of the current record -------------------------
 
 
 def _check_id(provenance_id: Any) -> None:
@@ -182,52 +122,336 @@ def _parse_or_refuse(text: Any) -> Ed25519PublicKey:
         raise KeyRotationRefused(f"`public_key` is not a usable Ed25519 key: {exc}") from None
 
 
-class MemoryKeyPins(_PinStore):
-    """A ``KeyPins`` held in this process (lost when it exits)."""
-
-    def _commit(self, pins: Dict[str, _Record]) -> None:
+def check_arguments(provenance_id: Any, fingerprint: Any, public_key: Any) -> Optional[str]:
+    """Validate ``check``'s arguments; the key's text form (or None). Raises as ``KeyPins.check``."""
+    _check_id(provenance_id)
+    if not isinstance(fingerprint, str) or not _FINGERPRINT.fullmatch(fingerprint):
+        raise ValidationError([("$.fingerprint", "must be 64 lowercase hex digits (SHA-256 of the SPKI DER)")])
+    if public_key is None:
         return None
+    key = public_key if isinstance(public_key, Ed25519PublicKey) else Ed25519PublicKey.from_string(public_key)
+    if key.fingerprint != fingerprint:
+        raise KeyUsageError("`public_key` does not have the fingerprint given")
+    return key.to_string()
+
+
+def decide_check(
+    provenance_id: str, record: Optional[_Record], fingerprint: str, key_text: Optional[str]
+) -> _Decision[None]:
+    """First use pins; the pinned key passes (storing its key when only its fingerprint was); else ``KeyRotated``."""
+    if record is None:
+        return {"fingerprint": fingerprint, "public_key": key_text, "rotations": []}, None
+    if record["fingerprint"] != fingerprint:
+        raise KeyRotated(provenance_id, record["fingerprint"], fingerprint)
+    if key_text is not None and record["public_key"] is None:
+        return dict(record, public_key=key_text), None
+    return None, None
+
+
+def rotation_id(notice: Any) -> str:
+    """The provenance id a rotation notice is for; ``KeyRotationRefused`` when it names none."""
+    provenance_id = notice.get("provenance_id") if isinstance(notice, dict) else None
+    if not isinstance(provenance_id, str) or not provenance_id:
+        raise KeyRotationRefused("the notice names no provenance_id")
+    return provenance_id
+
+
+def decide_rotation(
+    provenance_id: str, record: Optional[_Record], notice: Any, public_key: Any
+) -> _Decision[NoticeVerification]:
+    """The record a valid rotation moves the pin to, with the notice's verification; else ``KeyRotationRefused``."""
+    if record is None:
+        raise KeyRotationRefused(
+            f"no key is pinned for `{provenance_id}`: a rotation from a key this store never pinned is refused"
+        )
+    old_key: Any = record["public_key"]
+    if public_key is not None:
+        given = public_key if isinstance(public_key, Ed25519PublicKey) else _parse_or_refuse(public_key)
+        if given.fingerprint != record["fingerprint"]:
+            raise KeyRotationRefused("`public_key` is not the pinned key")
+        old_key = given
+    if old_key is None:
+        raise KeyRotationRefused("only the pinned key's fingerprint is stored: pass the pinned key as `public_key=`")
+    verification = verify_notice(notice, old_key)
+    if not verification.valid:
+        raise KeyRotationRefused(f"rotation notice refused under the pinned key: {verification.reason}")
+    if verification.event != "key-rotation" or verification.new_public_key is None:
+        raise KeyRotationRefused(f"a `{verification.event}` notice is not a key rotation")
+    history: List[Any] = list(record["rotations"])
+    if any(isinstance(n, dict) and n.get("id") == notice.get("id") for n in history):
+        raise KeyRotationRefused(f"rotation notice `{notice.get('id')}` was already accepted: a replay cannot move the pin")
+    issued = _micros_or_none(notice.get("issued_at"))
+    last = max((_micros_or_none(n.get("issued_at")) or 0 for n in history if isinstance(n, dict)), default=None)
+    if issued is None or (last is not None and issued <= last):
+        raise KeyRotationRefused(
+            "rotation notice is not issued after the last accepted rotation: an older notice cannot move the pin"
+        )
+    new_key = verification.new_public_key
+    return {
+        "fingerprint": new_key.fingerprint,
+        "public_key": new_key.to_string(),
+        "rotations": history + [copy.deepcopy(notice)],
+    }, verification
+
+
+def parse_record(provenance_id: Any, record: Any, corrupt: Callable[[str], Exception]) -> _Record:
+    """A stored record checked exactly (``corrupt(why)`` raised otherwise): shape, fingerprint, key."""
+    pid = provenance_id
+    if not pid or not isinstance(record, dict) or set(record) != {"fingerprint", "public_key", "rotations"}:
+        raise corrupt(f"pin for {pid!r} is not {{fingerprint, public_key, rotations}}")
+    fingerprint, key_text, rotations = record["fingerprint"], record["public_key"], record["rotations"]
+    if not isinstance(fingerprint, str) or not _FINGERPRINT.fullmatch(fingerprint):
+        raise corrupt(f"pin for {pid!r} has a malformed fingerprint")
+    if key_text is not None:
+        try:
+            key = Ed25519PublicKey.from_string(key_text)
+        except KeyFormatError:
+            raise corrupt(f"pin for {pid!r} has a malformed public key") from None
+        if key.fingerprint != fingerprint:
+            raise corrupt(f"pin for {pid!r} stores a key whose fingerprint is not the pinned one")
+    if not isinstance(rotations, list) or not all(isinstance(n, dict) for n in rotations):
+        raise corrupt(f"pin for {pid!r} has malformed rotations")
+    return {"fingerprint": fingerprint, "public_key": key_text, "rotations": rotations}
+
+
+# -- stores ---------------------------------------------------------------------------------
+
+
+class _PinStore:
+    """The methods every synchronous store shares, over ``_read`` (one record) and ``_update``.
+
+    ``_update(provenance_id, decide)`` runs ``decide(current record)`` and stores
+    the record it returns atomically with having read it: under a lock, a file
+    lock, a transaction or a compare-and-set, so two writers never both decide
+    on the same old record.
+    """
+
+    blocking = True
+
+    def _read(self, provenance_id: str) -> Optional[_Record]:
+        raise NotImplementedError
+
+    def _update(self, provenance_id: str, decide: Callable[[Optional[_Record]], _Decision[T]]) -> T:
+        raise NotImplementedError
+
+    def pinned(self, provenance_id: str) -> Optional[str]:
+        """The fingerprint pinned for ``provenance_id``, or None."""
+        record = self._read(provenance_id) if isinstance(provenance_id, str) and provenance_id else None
+        return None if record is None else str(record["fingerprint"])
+
+    def history(self, provenance_id: str) -> Tuple[Dict[str, Any], ...]:
+        """The rotation notices accepted for ``provenance_id``, oldest first (copies)."""
+        record = self._read(provenance_id) if isinstance(provenance_id, str) and provenance_id else None
+        return () if record is None else tuple(copy.deepcopy(n) for n in record["rotations"])
+
+    def check(self, provenance_id: str, fingerprint: str, public_key: Any = None) -> None:
+        """Pin ``fingerprint`` for ``provenance_id`` on first use; accept it again later.
+
+        ``public_key`` (optional, text or ``Ed25519PublicKey``) is the key itself:
+        stored with the pin so a later rotation notice can be checked against it;
+        its fingerprint must be ``fingerprint``.  Raises ``KeyRotated`` (403) when
+        another key is pinned, ``ValidationError`` for an id that is not a
+        non-empty string or a fingerprint that is not 64 lowercase hex digits,
+        ``KeyUsageError`` when ``public_key`` does not have that fingerprint,
+        ``KeyFormatError`` for a bad key, and ``StateUnavailable`` (503, also an
+        ``OSError``) when the store cannot be read or written (the pin is then
+        not taken).
+        """
+        key_text = check_arguments(provenance_id, fingerprint, public_key)
+        if decide_check(provenance_id, self._read(provenance_id), fingerprint, key_text)[0] is None:
+            return  # the pinned key, nothing to store (a fresh read: a rotation elsewhere is seen)
+        self._update(provenance_id, lambda record: decide_check(provenance_id, record, fingerprint, key_text))
+
+    def accept_rotation(self, notice: Any, *, public_key: Any = None) -> NoticeVerification:
+        """Move the pin of ``notice["provenance_id"]`` to the key the notice vouches for.
+
+        The notice must be a valid ``key-rotation`` notice (``verify_notice``)
+        under the key pinned for its id: the stored key, or ``public_key`` when
+        the pin was taken from a fingerprint alone (its fingerprint must be the
+        pinned one); its ``id`` must not be in the history already, and its
+        ``issued_at`` must be after the last accepted rotation's.  The notice is
+        kept as the audit trail (``history``).  Returns the notice's
+        verification.  Raises ``KeyRotationRefused`` (403) for a notice that is
+        invalid, not a rotation, signed by a key other than the pinned one, a
+        replay or older than the last rotation, or for an id with no pin;
+        ``StateUnavailable`` as ``check``.
+        """
+        provenance_id = rotation_id(notice)
+        return self._update(provenance_id, lambda record: decide_rotation(provenance_id, record, notice, public_key))
+
+
+class MemoryKeyPins(_PinStore):
+    """A ``KeyPins`` held in this process (lost when it exits); thread-safe."""
+
+    blocking = False
+
+    def __init__(self) -> None:
+        self._pins: Dict[str, _Record] = {}
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._pins)
 
     def __repr__(self) -> str:
         return f"MemoryKeyPins({len(self._pins)} pins)"
 
+    def _read(self, provenance_id: str) -> Optional[_Record]:
+        return self._pins.get(provenance_id)
+
+    def _update(self, provenance_id: str, decide: Callable[[Optional[_Record]], _Decision[T]]) -> T:
+        with self._lock:
+            record, answer = decide(self._pins.get(provenance_id))
+            if record is not None:
+                pins = dict(self._pins)
+                pins[provenance_id] = record
+                self._pins = pins
+            return answer
+
 
 class FileKeyPins(_PinStore):
-    """A ``KeyPins`` kept in a JSON file at ``path``.
+    """A ``KeyPins`` kept in a JSON file at ``path``, shared safely by every process that opens it.
 
     The file is ``{"version": 1, "pins": {<provenance_id>: {"fingerprint":
     <64 hex>, "public_key": <SPKI base64> | null, "rotations": [<notice>,
-    ...]}}}`` in canonical JSON.  A missing file is an empty store (created on
-    the first pin).  Raises ``KeyPinsCorrupt`` when the file is not exactly
-    that (invalid JSON, duplicate keys, unknown members, a key whose
-    fingerprint is not the pinned one), ``OSError`` when it cannot be read.
+    ...]}}}`` in canonical JSON.  A missing file is an empty store (created
+    0600 on the first pin).  ``path`` may be a symlink: the new content is
+    written beside its real target (which keeps its mode), so the link stays a
+    link.  Every change takes an exclusive ``flock`` on ``<real target>.lock``
+    (created 0600), re-reads the file, decides and writes under it; every read
+    notices another store's write by a generation counter in that lock file and
+    re-reads (so edit the file by hand only while no store has it open, and
+    never delete the lock file under open stores: they would stop excluding
+    each other).  Raises ``KeyPinsCorrupt`` when the file is not exactly that
+    (invalid JSON, duplicate keys, unknown members, a key whose fingerprint is
+    not the pinned one), ``StateUnavailable`` (an ``OSError``) when it cannot
+    be read or written.
     """
 
     def __init__(self, path: "os.PathLike[str] | str") -> None:
-        super().__init__()
         self.path = os.fspath(path)
-        self._pins = _load(self.path)
+        self._lock = threading.Lock()
+        _new_lock_after_fork(self)
+        self._lock_fd = -1
+        self._lock_pid = -1
+        self._generation = -1
+        self._pins: Dict[str, _Record] = {}
+        with self._lock:
+            self._refresh()
+
+    def __len__(self) -> int:
+        with self._lock:
+            self._refresh()
+            return len(self._pins)
 
     def __repr__(self) -> str:
         return f"FileKeyPins({self.path!r}, {len(self._pins)} pins)"
 
+    def _target(self) -> str:
+        return os.path.realpath(self.path)
+
+    def _lock_file(self) -> int:
+        if self._lock_fd >= 0 and self._lock_pid == os.getpid():
+            return self._lock_fd
+        # A new descriptor per process: an flock is shared by every descriptor of one open file
+        # description, so a child reusing its parent's would not exclude the parent.
+        try:
+            fd = os.open(self._target() + ".lock", os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+        except OSError as exc:
+            raise StateUnavailable(f"cannot open the lock file of pin file `{self.path}`: {exc}") from None
+        self._lock_fd, self._lock_pid = fd, os.getpid()
+        return fd
+
+    def _read_generation(self, fd: int) -> int:
+        if not hasattr(os, "pread"):  # pragma: no cover - Windows: no counter, so every read re-reads the file
+            return -2
+        raw = os.pread(fd, 8, 0)
+        return int.from_bytes(raw, "big") if len(raw) == 8 else 0
+
+    def _refresh(self) -> None:
+        """Re-read the file when another store changed it since this one last did (caller holds ``_lock``)."""
+        try:
+            generation = self._read_generation(self._lock_file())
+            if generation != self._generation or generation == -2:
+                self._pins = _load(self.path)
+                self._generation = generation
+        except OSError as exc:
+            if isinstance(exc, StateUnavailable):
+                raise
+            raise StateUnavailable(f"cannot read pin file `{self.path}`: {exc}") from None
+
+    def _read(self, provenance_id: str) -> Optional[_Record]:
+        with self._lock:
+            self._refresh()
+            return self._pins.get(provenance_id)
+
+    def _update(self, provenance_id: str, decide: Callable[[Optional[_Record]], _Decision[T]]) -> T:
+        with self._lock:
+            fd = self._lock_file()
+            try:
+                if _fcntl is not None:
+                    _fcntl.flock(fd, _fcntl.LOCK_EX)
+            except OSError as exc:
+                raise StateUnavailable(f"cannot lock pin file `{self.path}`: {exc}") from None
+            try:
+                try:
+                    pins = _load(self.path)  # under the lock: what other stores committed is kept
+                    generation = self._read_generation(fd)
+                except OSError as exc:
+                    raise StateUnavailable(f"cannot read pin file `{self.path}`: {exc}") from None
+                self._pins, self._generation = pins, generation
+                record, answer = decide(pins.get(provenance_id))
+                if record is not None:
+                    pins = dict(pins)
+                    pins[provenance_id] = record
+                    self._commit(pins)
+                    try:
+                        if hasattr(os, "pwrite"):
+                            os.pwrite(fd, (generation + 1).to_bytes(8, "big"), 0)
+                    except OSError as exc:
+                        raise StateUnavailable(f"cannot update the lock file of `{self.path}`: {exc}") from None
+                    self._pins, self._generation = pins, generation + 1
+                return answer
+            finally:
+                if _fcntl is not None:
+                    _fcntl.flock(fd, _fcntl.LOCK_UN)
+
     def _commit(self, pins: Dict[str, _Record]) -> None:
         data = _core.impl.canonicalize({"version": PIN_FILE_VERSION, "pins": pins}) + b"\n"
-        directory = os.path.dirname(os.path.abspath(self.path))
-        fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(self.path) + ".", suffix=".tmp", dir=directory)
+        target = self._target()
+        directory = os.path.dirname(target)
         try:
+            mode: Optional[int] = stat.S_IMODE(os.stat(target).st_mode)
+        except FileNotFoundError:
+            mode = None  # mkstemp's 0600
+        except OSError as exc:
+            raise StateUnavailable(f"cannot write pin file `{self.path}`: {exc}") from None
+        tmp = None
+        try:
+            fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(target) + ".", suffix=".tmp", dir=directory)
             with os.fdopen(fd, "wb") as f:
+                if mode is not None:
+                    os.fchmod(f.fileno(), mode)
                 f.write(data)
                 f.flush()
                 os.fsync(f.fileno())
-            os.replace(tmp, self.path)  # atomic on POSIX and Windows: readers see old or new, never half
-        except BaseException:
+            os.replace(tmp, target)  # atomic on POSIX and Windows: readers see old or new, never half
+            tmp = None
+            _fsync_directory(directory)
+        except OSError as exc:
+            raise StateUnavailable(f"cannot write pin file `{self.path}`: {exc}") from None
+        finally:
+            if tmp is not None:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+
+    def __del__(self) -> None:
+        if self._lock_fd >= 0 and self._lock_pid == os.getpid():
             try:
-                os.unlink(tmp)
+                os.close(self._lock_fd)
             except OSError:
                 pass
-            raise
-        _fsync_directory(directory)
 
 
 def _fsync_directory(directory: str) -> None:
@@ -262,21 +486,4 @@ def _load(path: str) -> Dict[str, _Record]:
         raise corrupt(f"unknown version (this reader knows {PIN_FILE_VERSION})")
     if not isinstance(doc["pins"], dict):
         raise corrupt('"pins" is not an object')
-    pins: Dict[str, _Record] = {}
-    for pid, record in doc["pins"].items():
-        if not pid or not isinstance(record, dict) or set(record) != {"fingerprint", "public_key", "rotations"}:
-            raise corrupt(f"pin for {pid!r} is not {{fingerprint, public_key, rotations}}")
-        fingerprint, key_text, rotations = record["fingerprint"], record["public_key"], record["rotations"]
-        if not isinstance(fingerprint, str) or not _FINGERPRINT.fullmatch(fingerprint):
-            raise corrupt(f"pin for {pid!r} has a malformed fingerprint")
-        if key_text is not None:
-            try:
-                key = Ed25519PublicKey.from_string(key_text)
-            except KeyFormatError:
-                raise corrupt(f"pin for {pid!r} has a malformed public key") from None
-            if key.fingerprint != fingerprint:
-                raise corrupt(f"pin for {pid!r} stores a key whose fingerprint is not the pinned one")
-        if not isinstance(rotations, list) or not all(isinstance(n, dict) for n in rotations):
-            raise corrupt(f"pin for {pid!r} has malformed rotations")
-        pins[pid] = {"fingerprint": fingerprint, "public_key": key_text, "rotations": rotations}
-    return pins
+    return {pid: parse_record(pid, record, corrupt) for pid, record in doc["pins"].items()}

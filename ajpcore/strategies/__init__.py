@@ -18,7 +18,15 @@ except ModuleNotFoundError as _exc:  # pragma: no cover - exercised by tests/tes
         "ajpcore.strategies needs hypothesis: pip install 'ajpcore[strategies]'", name="hypothesis"
     ) from None
 
-from ._ajp import job_offers, job_results, job_statuses, offer_mutations, result_mutations, status_mutations
+from ._ajp import (
+    job_offers,
+    job_results,
+    job_statuses,
+    offer_mutations,
+    result_mutations,
+    signed_offers,
+    status_mutations,
+)
 from ._iatp import _iatp_date_time, manifest_mutations, manifests
 from ._json import json_characters, json_floats, json_ints, json_strings, json_values
 
@@ -29,6 +37,7 @@ __all__ = [
     "json_ints",
     "json_values",
     "job_offers",
+    "signed_offers",
     "job_results",
     "job_statuses",
     "offer_mutations",

@@ -269,3 +269,63 @@ def status_mutations() -> _AjpAny:
     return _ajp_mutations(job_statuses(), "ajp-job-status")
 
 
+
+
+# -- signed offers a given receiver accepts -------------------------------------------------------------
+
+import itertools as _ajp_itertools  # noqa: E402
+import threading as _ajp_threading  # noqa: E402
+
+_SIGNED_COUNTER = _ajp_itertools.count()
+_SIGNED_COUNTER_LOCK = _ajp_threading.Lock()
+
+
+def _next_job_number() -> int:
+    with _SIGNED_COUNTER_LOCK:
+        return next(_SIGNED_COUNTER)
+
+
+def signed_offers(
+    *,
+    sender: _AjpAny,
+    to: str,
+    now: _AjpAny,
+    secret: "str | bytes | None" = None,
+    private_key: _AjpAny = None,
+) -> _AjpAny:
+    """Signed ``JobOffer`` s from ``sender`` to ``to`` that a receiver accepts at ``now``, each with its own job id.
+
+    ``sender``: the offer's ``from`` (``{"type": "human", "id": ...}`` signed with
+    ``secret``, or ``{"type": "agent" | "orchestrator", "provenance_id": ...,
+    "declaration_url": ...}`` signed with ``private_key``), as ``ajp.new_offer``
+    takes it.  ``to``: the receiver's provenance id.  ``now``: the instant the
+    offers are issued at (``issued_at``; ``expires_at`` is 1 s to 1 hour later).
+    Drawn: the task (type, instruction, input with JSON values that have a
+    canonical form), the budget, the context's constraints, the callback.
+
+    Job ids are unique across every example this process draws (``job_hyp`` +
+    a drawn part + a process-wide counter), so a replay guard shared between
+    examples never answers 409 to a fresh example; a re-run of a failing example
+    gets a new id (the rest of it is reproduced).  Raises ``KeyUsageError`` (on
+    the first draw) for a key that does not fit the sender type.
+    """
+    from ..ajp import new_offer
+
+    budgets = _st_ajp.fixed_dictionaries({
+        "max_usd": _st_ajp.one_of(_st_ajp.just(0), _st_ajp.integers(0, 1000), _st_ajp.floats(0, 1e6, allow_nan=False)),
+        "max_seconds": _st_ajp.integers(1, 3600),
+    }, optional={"max_llm_tokens": _st_ajp.integers(1, 10**7)})
+    tasks = _st_ajp.fixed_dictionaries({"type": _AJP_NONEMPTY, "instruction": _AJP_NONEMPTY}, optional={
+        "input": _st_ajp.dictionaries(_AJP_TEXT, _AJP_SMALL_JSON, max_size=3),
+        "output_format": _st_ajp.sampled_from(["json", "text", "markdown"]),
+    })
+
+    @_st_ajp.composite
+    def draw_offer(draw: _AjpAny) -> _AjpAny:
+        job_id = f"job_hyp{draw(_st_ajp.from_regex(r'[0-9a-z]{4}', fullmatch=True))}_{_next_job_number():x}"
+        context = {"constraints": draw(_st_ajp.lists(_AJP_NONEMPTY, max_size=2))}
+        callback = draw(_st_ajp.one_of(_st_ajp.none(), _st_ajp.fixed_dictionaries({"url": _AJP_URL})))
+        return new_offer(sender=sender, to=to, task=draw(tasks), budget=draw(budgets), now=now, secret=secret,
+                         private_key=private_key, context=context, callback=callback, job_id=job_id)
+
+    return draw_offer()

@@ -1,0 +1,123 @@
+"""What the Redis (and Valkey) stores share: key names, the eviction-policy check, error translation.
+
+ajpcore never imports redis-py itself at module level: the caller builds the
+client (``redis.Redis`` / ``redis.asyncio.Redis``, from the optional extra
+``ajpcore[redis]``) and passes it in; the exceptions are looked up when the
+first error has to be classified.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+import warnings
+from typing import Any, Optional, Tuple
+
+from .errors import StateUnavailable
+
+__all__ = ["check_prefix", "hash_tag", "RedisPolicy", "unavailable", "DEFAULT_PREFIX"]
+
+DEFAULT_PREFIX = "ajp:"
+"""The default key prefix: change it to share one server between receivers that must not share state."""
+
+
+def check_prefix(prefix: Any) -> str:
+    """``prefix`` if it is a str without ``{`` or ``}`` (which would move the hash tag), else ``ValueError``."""
+    if type(prefix) is not str or "{" in prefix or "}" in prefix or len(prefix) > 128:
+        raise ValueError("`prefix` must be a str of at most 128 characters without `{` or `}`")
+    return prefix
+
+
+def hash_tag(name: str) -> str:
+    """``{name}``, the Redis Cluster hash tag that keeps every key of one identity (or pin) in one slot.
+
+    A name holding a brace would end the tag early: such names (and long ones) are tagged by their SHA-256.
+    """
+    if "{" in name or "}" in name or len(name) > 128 or not name:
+        name = "h" + hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return "{" + name + "}"
+
+
+def _redis_errors() -> Tuple[type, ...]:
+    try:
+        from redis.exceptions import RedisError
+    except ImportError:  # pragma: no cover - the client came from somewhere
+        return (OSError,)
+    return (RedisError, OSError)
+
+
+def is_store_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is a failure of the Redis server or the connection to it (never our own refusal)."""
+    return isinstance(exc, _redis_errors()) and not isinstance(exc, StateUnavailable)
+
+
+def is_no_script(exc: BaseException) -> bool:
+    """The server does not know the script (``NOSCRIPT``): load it and send it again."""
+    try:
+        from redis.exceptions import NoScriptError
+    except ImportError:  # pragma: no cover
+        return False
+    return isinstance(exc, NoScriptError)
+
+
+def unavailable(exc: BaseException, what: str) -> StateUnavailable:
+    """The ``StateUnavailable`` that answers ``exc`` (connection refused, timeout, OOM, read-only replica...)."""
+    return StateUnavailable(f"Redis {what}: {type(exc).__name__}: {exc}")
+
+
+class RedisPolicy:
+    """The ``maxmemory-policy`` check: eviction would drop replay records or pins and let replays through.
+
+    ``verdict(answer)`` reads a ``CONFIG GET maxmemory-policy`` answer:
+    ``noeviction`` passes; anything else raises ``StateUnavailable``.  When the
+    server refuses ``CONFIG`` (managed services often do), a ``RuntimeWarning``
+    says so once and the store runs on the operator's word
+    (``docs/deploying.md``).  Checked on first use and again every ``interval``
+    seconds, so a policy changed at run time is noticed.
+    """
+
+    def __init__(self, require_noeviction: bool, interval: float = 60.0) -> None:
+        self.require = bool(require_noeviction)
+        self.interval = float(interval)
+        self._checked_at: Optional[float] = None
+        self._unreadable = False
+
+    def due(self) -> bool:
+        if not self.require or self._unreadable:
+            return False
+        return self._checked_at is None or time.monotonic() - self._checked_at >= self.interval
+
+    def verdict(self, answer: Any) -> None:
+        policy = None
+        if isinstance(answer, dict):
+            for key, value in answer.items():
+                key = key.decode() if isinstance(key, bytes) else key
+                if key == "maxmemory-policy":
+                    policy = value.decode() if isinstance(value, bytes) else value
+        if policy is None:
+            self.unreadable("CONFIG GET returned no maxmemory-policy")
+            return
+        if policy != "noeviction":
+            raise StateUnavailable(
+                f"Redis maxmemory-policy is `{policy}`: eviction would forget accepted offers and pins, "
+                "so this store refuses to answer; set `maxmemory-policy noeviction`", retry_after=60
+            )
+        self._checked_at = time.monotonic()
+
+    def unreadable(self, why: str) -> None:
+        self._unreadable = True
+        warnings.warn(
+            f"cannot read the Redis maxmemory-policy ({why}): make sure it is `noeviction`, or evicted "
+            "replay records let replays through (pass require_noeviction=False to silence this)",
+            RuntimeWarning,
+            stacklevel=4,
+        )
+
+    @staticmethod
+    def is_refusal(exc: BaseException) -> bool:
+        """A ``CONFIG GET`` the server refuses (unknown/renamed command, no permission), not an outage."""
+        try:
+            from redis.exceptions import ResponseError
+        except ImportError:  # pragma: no cover
+            return False
+        return isinstance(exc, ResponseError)

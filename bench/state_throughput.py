@@ -1,0 +1,146 @@
+"""Accepted offers per second of 1 and 2 worker processes sharing one replay guard (SQLite, Redis).
+
+Each worker runs ``ajp.receive_offer`` over its own share of distinct signed
+offers (every one an acceptance) with a guard opened on the shared store; the
+clock runs from the moment every worker is ready until the last one is done.
+Offers are HMAC-signed (``--scheme hmac``: the receive path costs ~10 µs, so
+the store dominates) or Ed25519-signed (``--scheme ed25519``: the signature
+check dominates, as for agent senders).  Target (issue 19): 2 workers >= 1.7x
+one, on 2 cores.  The worker CPU time per offer is printed beside: when it does
+not grow with the second worker, the store adds no contention of its own, and
+the wall-clock ratio only says how many free cores the machine had.
+
+Run: ``python bench/state_throughput.py [--offers 20000] [--scheme hmac|ed25519|both]``
+(Redis: ``AJPCORE_TEST_REDIS_URL`` or a redis-server of its own, skipped without one).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "tests"))
+
+SECRET = "throughput-secret"
+NOW = "2026-03-05T10:00:01Z"
+SEED = bytes(range(32))
+
+
+def worker(offers_path: str, backend: str, spec: str, scheme: str, start: int, stop: int, gate: str) -> None:
+    from ajpcore import Ed25519PrivateKey, ajp
+
+    lines = Path(offers_path).read_bytes().splitlines()[start:stop]
+    if backend == "sqlite":
+        guard = ajp.SQLiteReplayGuard(spec, max_per_identity=10**6, max_entries=10**7, busy_timeout=60)
+    else:
+        import redis
+
+        url, _, prefix = spec.partition("|")
+        guard = ajp.RedisReplayGuard(redis.Redis.from_url(url), prefix=prefix, max_per_identity=10**6)
+    key = {"secret": SECRET} if scheme == "hmac" else {"public_key": Ed25519PrivateKey.from_seed(SEED).public_key}
+    open(os.path.join(gate, f"ready-{os.getpid()}"), "w").close()
+    while not os.path.exists(os.path.join(gate, "go")):
+        time.sleep(0.0002)
+    accepted = 0
+    cpu = time.process_time()
+    for data in lines:
+        ajp.receive_offer(data, now=NOW, recipient="provenance:domain:receiver.example", replay_guard=guard,
+                          require_capabilities=(), **key)  # a bare public key: no declaration to read capabilities from
+        accepted += 1
+    print(json.dumps({"accepted": accepted, "done": time.time(), "cpu": time.process_time() - cpu}))
+
+
+def make_offers(path: Path, count: int, scheme: str) -> None:
+    from ajpcore import Ed25519PrivateKey, ajp, sign
+
+    if scheme == "hmac":
+        sender, key = {"type": "human", "id": "user_tp"}, {"secret": SECRET}
+    else:
+        sender = {"type": "agent", "provenance_id": "provenance:domain:sender.example",
+                  "declaration_url": "https://sender.example/.well-known/provenance.json"}
+        key = {"private_key": Ed25519PrivateKey.from_seed(SEED)}
+    template = ajp.new_offer(sender=sender, to="provenance:domain:receiver.example",
+                             task={"type": "summarize", "instruction": "throughput"},
+                             now="2026-03-05T10:00:00Z", **key).to_dict()
+    template.pop("signature")
+    with open(path, "wb") as f:
+        for i in range(count):
+            body = dict(template, job_id=f"job_tp_{i:07d}")
+            body["signature"] = sign(body, **key)
+            f.write(ajp.JobOffer.from_dict(body).to_json() + b"\n")
+
+
+def run(offers: Path, count: int, backend: str, spec: str, scheme: str, workers: int) -> "tuple[float, float]":
+    """(accepted offers per second of wall time, worker CPU µs per accepted offer)."""
+    from state_servers import child_env
+
+    gate = Path(tempfile.mkdtemp(prefix="ajpcore-tp-gate-"))
+    share = count // workers
+    procs = [
+        subprocess.Popen([sys.executable, __file__, "--worker", str(offers), backend, spec, scheme,
+                          str(i * share), str((i + 1) * share), str(gate)],
+                         env=child_env(), stdout=subprocess.PIPE)
+        for i in range(workers)
+    ]
+    while len(list(gate.glob("ready-*"))) < workers:
+        time.sleep(0.005)
+    began = time.time()
+    (gate / "go").touch()
+    results = [json.loads(p.communicate()[0]) for p in procs]
+    assert all(p.returncode == 0 for p in procs)
+    accepted = sum(r["accepted"] for r in results)
+    assert accepted == share * workers
+    cpu_us = sum(r["cpu"] for r in results) / accepted * 1e6
+    return accepted / (max(r["done"] for r in results) - began), cpu_us
+
+
+def main() -> int:
+    if len(sys.argv) > 1 and sys.argv[1] == "--worker":
+        worker(*sys.argv[2:6], int(sys.argv[6]), int(sys.argv[7]), sys.argv[8])
+        return 0
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--offers", type=int, default=20_000)
+    parser.add_argument("--scheme", choices=["hmac", "ed25519", "both"], default="both")
+    args = parser.parse_args()
+    from state_servers import REDIS_SERVER, redis_server
+
+    work = Path(tempfile.mkdtemp(prefix="ajpcore-tp-"))
+    schemes = ["hmac", "ed25519"] if args.scheme == "both" else [args.scheme]
+    url = os.environ.get("AJPCORE_TEST_REDIS_URL")
+    server = None
+    if not url and REDIS_SERVER is not None:
+        server = redis_server(work / "redis")
+        url = server.__enter__().url
+    try:
+        print(f"{'backend':8} {'scheme':8} {'1 worker/s':>11} {'2 workers/s':>12} {'ratio':>6}"
+              f" {'CPU us/offer 1w':>16} {'2w':>6}")
+        for scheme in schemes:
+            offers = work / f"offers-{scheme}.jsonl"
+            make_offers(offers, args.offers, scheme)
+            for backend in ("sqlite", "redis"):
+                if backend == "redis" and url is None:
+                    print(f"{backend:8} {scheme:8} skipped: no redis-server and no AJPCORE_TEST_REDIS_URL")
+                    continue
+                rates = []
+                for workers in (1, 2):
+                    spec = str(work / f"tp-{uuid.uuid4().hex[:6]}.db") if backend == "sqlite" \
+                        else f"{url}|tp{uuid.uuid4().hex[:6]}:"
+                    rates.append(run(offers, args.offers, backend, spec, scheme, workers))
+                (r1, c1), (r2, c2) = rates
+                print(f"{backend:8} {scheme:8} {r1:11.0f} {r2:12.0f} {r2 / r1:6.2f} {c1:16.1f} {c2:6.1f}")
+    finally:
+        if server is not None:
+            server.__exit__(None, None, None)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

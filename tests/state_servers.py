@@ -1,0 +1,118 @@
+"""Real state servers for the state tests: redis-server processes of their own, or the CI server.
+
+``redis_server(tmp)`` starts ``redis-server`` on a free 127.0.0.1 port in a
+temporary folder (``--save ''``, no persistence unless asked) and stops it
+afterwards; tests that stop, restart or reconfigure a server use their own.
+Other tests use the server named by ``AJPCORE_TEST_REDIS_URL`` (``.ci/run``
+starts one) or, without it, one of their own.  Without ``redis-server`` on
+PATH (and no URL) the Redis tests skip and say why; under ``CI=true`` they
+fail instead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REDIS_SERVER = shutil.which("redis-server")
+IN_CI = os.environ.get("CI", "").strip().lower() == "true"
+URL_VARIABLE = "AJPCORE_TEST_REDIS_URL"
+
+
+def need_redis(*, own: bool = False) -> None:
+    """Skip (fail under CI=true) when no Redis can be had: redis-py missing, or no server to start."""
+    why = None
+    try:
+        import redis  # noqa: F401
+    except ImportError:
+        why = "redis-py is not installed (pip install 'ajpcore[redis]')"
+    if why is None and REDIS_SERVER is None and (own or not os.environ.get(URL_VARIABLE)):
+        why = f"redis-server is not on PATH (apt-get install redis-server) and {URL_VARIABLE} is not set"
+    if why is not None:
+        if IN_CI:
+            pytest.fail("CI=true, so the Redis state tests must run: " + why)
+        pytest.skip(why)
+
+
+def free_port() -> int:
+    with contextlib.closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class RedisServer:
+    """One redis-server process of the test's own; ``start``/``stop`` may be called again (same port, same dir)."""
+
+    def __init__(self, folder: Path, *extra: str) -> None:
+        self.folder = Path(folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.port = free_port()
+        self.extra = list(extra)
+        self.process: "subprocess.Popen[bytes] | None" = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> "RedisServer":
+        assert REDIS_SERVER is not None
+        args = [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--dir", str(self.folder),
+                "--protected-mode", "no", *self.extra]
+        if "--appendonly" not in self.extra:
+            args += ["--appendonly", "no"]
+        self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, cwd=self.folder)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2) as s:
+                    s.sendall(b"PING\r\n")
+                    if s.recv(16).startswith(b"+PONG"):
+                        return self
+            except OSError:
+                pass
+            if self.process.poll() is not None:
+                raise RuntimeError(f"redis-server exited with {self.process.returncode}")
+            time.sleep(0.02)
+        raise RuntimeError("redis-server did not answer within 10 s")
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()  # an outage, not a shutdown: nothing is saved on the way out
+            self.process.wait(timeout=10)
+        self.process = None
+
+    def client(self, **options):
+        import redis
+
+        return redis.Redis.from_url(self.url, **options)
+
+
+@contextlib.contextmanager
+def redis_server(folder: Path, *extra: str):
+    """A started ``RedisServer``, stopped on exit."""
+    server = RedisServer(folder, *extra).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def child_env() -> dict:
+    """The environment of a child process importing the same ajpcore as this test process."""
+    import ajpcore
+
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(ajpcore.__file__).resolve().parent.parent), str(Path(__file__).parent)])
+    return env
+
+
+def run_child(*args: str, timeout: float = 120) -> "subprocess.CompletedProcess[bytes]":
+    return subprocess.run([sys.executable, *args], capture_output=True, env=child_env(), timeout=timeout)

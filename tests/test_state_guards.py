@@ -1,0 +1,667 @@
+"""One behaviour suite for every replay guard: memory, SQLite, Redis and the asyncio twins.
+
+Accepted exactly once under threads and processes (4 processes x 4 threads x the
+same 1,000 signed offers through ``receive_offer``), the quota and the
+full-table refusal, the digest of a byte-identical retry, bounded sizes, and
+fail-closed answers (``StateUnavailable``, 503) for every store failure.
+Backend-specific outages (SQLite locks and corruption, Redis stopped, evicting,
+script cache flushed) follow the shared part.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+import ajpcore
+from ajpcore import Busy, InvalidMessage, ReplayedMessage, StateUnavailable, ajp, sign
+from state_servers import IN_CI, RedisServer, child_env, need_redis, redis_server
+from state_worker import NOW, NOW_US, SECRET
+
+HERE = Path(__file__).resolve().parent
+WORKER = str(HERE / "state_worker.py")
+S = 1_000_000  # one second in µs
+BACKENDS = ["memory", "sqlite", "async-sqlite", "redis", "async-redis"]
+SHARED = ["sqlite", "async-sqlite", "redis", "async-redis"]  # shared between processes
+
+
+@pytest.fixture(scope="module")
+def redis_url(tmp_path_factory):
+    """The CI server (AJPCORE_TEST_REDIS_URL) or one of this module's own."""
+    need_redis()
+    url = os.environ.get("AJPCORE_TEST_REDIS_URL")
+    if url:
+        yield url
+        return
+    with redis_server(tmp_path_factory.mktemp("redis")) as server:
+        yield server.url
+
+
+class SyncFacade:
+    """An asyncio guard driven from a test: ``admit`` runs the coroutine on the facade's own loop."""
+
+    def __init__(self, guard, loop):
+        self.guard, self.loop = guard, loop
+
+    def admit(self, *args, **kwargs):
+        return self.loop.run_until_complete(self.guard.admit(*args, **kwargs))
+
+
+@pytest.fixture
+def make_guard(request, tmp_path):
+    """``make_guard(**options)`` -> a fresh, empty guard of the backend under test (sync-callable)."""
+    backend = request.param
+    made = []
+    loop = asyncio.new_event_loop() if backend.startswith("async-") else None
+
+    def make(**options):
+        if backend == "memory":
+            options.setdefault("max_entries", 100_000)
+            guard = ajp.MemoryReplayGuard(**options)
+        elif backend in ("sqlite", "async-sqlite"):
+            path = tmp_path / f"guard-{len(made)}.db"
+            guard = (ajp.SQLiteReplayGuard if backend == "sqlite" else ajp.AsyncSQLiteReplayGuard)(path, **options)
+        else:
+            url = request.getfixturevalue("redis_url")
+            options.pop("max_entries", None)
+            options.setdefault("max_per_identity", 25_000)
+            prefix = f"t{uuid.uuid4().hex[:12]}:"
+            if backend == "redis":
+                import redis
+
+                guard = ajp.RedisReplayGuard(redis.Redis.from_url(url), prefix=prefix, **options)
+            else:
+                import redis.asyncio
+
+                guard = ajp.AsyncRedisReplayGuard(redis.asyncio.Redis.from_url(url), prefix=prefix, **options)
+        made.append(guard)
+        return SyncFacade(guard, loop) if loop is not None else guard
+
+    make.backend = backend
+    yield make
+    for guard in made:
+        if hasattr(guard, "close"):
+            guard.close()
+        elif backend == "async-redis":
+            loop.run_until_complete(guard.client.aclose())
+    if loop is not None:
+        loop.close()
+
+
+def each(names):
+    return pytest.mark.parametrize("make_guard", names, indirect=True)
+
+
+# -- the contract --------------------------------------------------------------------------------
+
+
+@each(BACKENDS)
+def test_blocking_attribute_tells_an_async_receiver_what_to_do(make_guard):
+    guard = make_guard()
+    inner = getattr(guard, "guard", guard)
+    expected = make_guard.backend in ("sqlite", "redis")
+    assert type(inner).blocking is expected
+    assert asyncio.iscoroutinefunction(type(inner).admit) is make_guard.backend.startswith("async-")
+
+
+@each(BACKENDS)
+def test_one_acceptance_until_expiry_plus_skew_then_again(make_guard):
+    guard = make_guard(skew=300)
+    guard.admit("k", "job_a", expires_at_us=100 * S, now_us=0, digest=b"d" * 32)
+    for now in (0, 100 * S, 399 * S):
+        with pytest.raises(ReplayedMessage) as info:
+            guard.admit("k", "job_a", expires_at_us=100 * S, now_us=now, digest=b"d" * 32)
+        assert info.value.status == 409 and info.value.same_body is True
+    guard.admit("k", "job_a", expires_at_us=1000 * S, now_us=400 * S)  # held until 400 s: free again
+    guard.admit("k2", "job_a", expires_at_us=1000 * S, now_us=400 * S)  # another sender, another job
+
+
+@each(BACKENDS)
+def test_same_body_tells_a_retry_from_another_body(make_guard):
+    guard = make_guard()
+    guard.admit("k", "job_a", expires_at_us=100 * S, now_us=0, digest=b"a" * 32)
+    guard.admit("k", "job_b", expires_at_us=100 * S, now_us=0)  # no digest stored
+    cases = [("job_a", b"a" * 32, True), ("job_a", b"b" * 32, False), ("job_a", None, False), ("job_b", b"a" * 32, False)]
+    for job, digest, same in cases:
+        with pytest.raises(ReplayedMessage) as info:
+            guard.admit("k", job, expires_at_us=100 * S, now_us=1, digest=digest)
+        assert info.value.same_body is same, (job, digest)
+
+
+@each(BACKENDS)
+def test_quota_refuses_the_flooding_sender_only_and_counts_down(make_guard):
+    guard = make_guard(max_entries=100, max_per_identity={"flood": 10}, skew=0)
+    for i in range(10):
+        guard.admit("flood", f"job_flood_{i}", expires_at_us=(500 + i) * S, now_us=0)
+    with pytest.raises(Busy) as info:
+        guard.admit("flood", "job_flood_10", expires_at_us=900 * S, now_us=100 * S)
+    assert info.value.status == 429 and info.value.retry_after == 400  # its first pair is held until 500 s
+    with pytest.raises(Busy) as info:
+        guard.admit("flood", "job_flood_11", expires_at_us=900 * S, now_us=250 * S)
+    assert info.value.retry_after == 250
+    for i in range(20):  # the others are unaffected
+        guard.admit(f"calm_{i % 4}", f"job_calm_{i}", expires_at_us=900 * S, now_us=300 * S)
+    with pytest.raises(ReplayedMessage):  # a replay is still a replay, quota or not
+        guard.admit("flood", "job_flood_3", expires_at_us=900 * S, now_us=300 * S)
+    guard.admit("flood", "job_flood_10", expires_at_us=900 * S, now_us=500 * S)  # its first pair expired
+    with pytest.raises(Busy):
+        guard.admit("flood", "job_flood_12", expires_at_us=900 * S, now_us=500 * S)
+
+
+@each(BACKENDS)
+def test_quota_by_callable(make_guard):
+    guard = make_guard(max_entries=100, max_per_identity=lambda identity: 2 if identity == "small" else None, skew=0)
+    guard.admit("small", "job_1", expires_at_us=10 * S, now_us=0)
+    guard.admit("small", "job_2", expires_at_us=10 * S, now_us=0)
+    with pytest.raises(Busy):
+        guard.admit("small", "job_3", expires_at_us=10 * S, now_us=0)
+    for i in range(3):
+        guard.admit("big", f"job_{i}", expires_at_us=10 * S, now_us=0)
+
+
+@each(["memory", "sqlite", "async-sqlite"])
+def test_full_table_is_refused_never_forgotten(make_guard):
+    guard = make_guard(max_entries=4, skew=0)  # default quota: 4 // 4 = 1 per sender
+    for i in range(4):
+        guard.admit(f"k{i}", "job_a", expires_at_us=(100 + i) * S, now_us=0)
+    with pytest.raises(Busy) as info:
+        guard.admit("k9", "job_a", expires_at_us=500 * S, now_us=50 * S)
+    assert info.value.retry_after == 50
+    for i in range(4):
+        with pytest.raises(ReplayedMessage):
+            guard.admit(f"k{i}", "job_a", expires_at_us=500 * S, now_us=60 * S)
+    guard.admit("k9", "job_a", expires_at_us=500 * S, now_us=100 * S)  # k0's pair expired: room again
+
+
+@each(BACKENDS)
+def test_a_quota_that_lets_one_sender_fill_the_table_is_refused(make_guard):
+    if make_guard.backend.endswith("redis"):
+        pytest.skip("Redis has no table bound of ours (its maxmemory is): any positive quota is accepted")
+    for quota in (10, 11, {"k": 10}):
+        with pytest.raises(ValueError, match="fill the whole table"):
+            make_guard(max_entries=10, max_per_identity=quota)
+    guard = make_guard(max_entries=10, max_per_identity=lambda identity: 10)
+    with pytest.raises(ValueError, match="fill the whole table"):  # a callable's answer is checked when used
+        for job in ("job_a", "job_b"):
+            guard.admit("k", job, expires_at_us=10 * S, now_us=0)
+
+
+@each(BACKENDS)
+def test_sizes_are_bounded(make_guard):
+    guard = make_guard()
+    guard.admit("k", "j" * ajp.MAX_JOB_ID_LENGTH, expires_at_us=10 * S, now_us=0)
+    with pytest.raises(InvalidMessage, match="256"):
+        guard.admit("k", "j" * (ajp.MAX_JOB_ID_LENGTH + 1), expires_at_us=10 * S, now_us=0)
+    with pytest.raises(ValueError, match="identity"):
+        guard.admit("k" * 257, "job_ok", expires_at_us=10 * S, now_us=0)
+    with pytest.raises(TypeError):
+        guard.admit("k", 5, expires_at_us=10 * S, now_us=0)
+    with pytest.raises(TypeError):
+        guard.admit("k", "job_ok", expires_at_us=10 * S, now_us=0, digest="not bytes")
+    with pytest.raises(TypeError):
+        guard.admit("k", "job_ok", expires_at_us=10 * S, now_us=0, digest=b"x" * 65)
+    guard.admit("k", "job_ok", expires_at_us=10 * S, now_us=0, digest=b"x" * 64)
+    guard.admit("{odd}identity}", "job_ok", expires_at_us=10 * S, now_us=0)  # braces cannot move a hash tag
+    with pytest.raises(ReplayedMessage):
+        guard.admit("{odd}identity}", "job_ok", expires_at_us=10 * S, now_us=0)
+
+
+# -- exactly once under threads and processes -------------------------------------------------------
+
+OFFERS = 1000 if ajpcore.BACKEND == "c" else 250
+"""Offers per race: the issue's 1,000 on the native core (the four tests jobs); a quarter on the pure
+core, whose receive path is several times slower, to keep its CI job in budget (same property)."""
+
+
+@pytest.fixture(scope="module")
+def offers_file(tmp_path_factory):
+    """1,000 HMAC-signed offers, one JSON document per line, built once for every race."""
+    template = ajp.new_offer(
+        sender={"type": "human", "id": "user_state"}, to="provenance:domain:receiver.example",
+        task={"type": "summarize", "instruction": "state race"}, now="2026-03-05T10:00:00Z", secret=SECRET,
+    ).to_dict()
+    path = tmp_path_factory.mktemp("offers") / "offers.jsonl"
+    lines = []
+    for i in range(OFFERS):
+        body = dict(template, job_id=f"job_race_{i:04d}")
+        body.pop("signature")
+        body["signature"] = sign(body, secret=SECRET)
+        lines.append(json.dumps(body))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@each(["memory"])
+def test_memory_guard_accepts_each_offer_once_under_16_threads(make_guard, offers_file):
+    from state_worker import receive
+
+    guard = make_guard()
+    offers = [line.encode() for line in offers_file.read_text().splitlines()]
+    accepted, errors, start = [], [], threading.Barrier(16)
+
+    def run(seed):
+        import random
+
+        mine = list(offers)
+        random.Random(seed).shuffle(mine)
+        start.wait()
+        for data in mine:
+            try:
+                accepted.append(receive(data, guard).job_id)
+            except ReplayedMessage:
+                pass
+            except Exception as exc:  # noqa: BLE001
+                errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert len(accepted) == OFFERS and len(set(accepted)) == OFFERS
+
+
+class RacePool:
+    """Four worker processes that serve one race after another (tests/state_worker.py ``serve``)."""
+
+    def __init__(self, offers_file: Path, gate: Path, processes: int = 4) -> None:
+        self.gate, self.n = gate, 0
+        self.children = [
+            subprocess.Popen([sys.executable, WORKER, "serve", str(offers_file), str(gate)], env=child_env(),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            for _ in range(processes)
+        ]
+
+    def _wait(self, pattern: str) -> list:
+        deadline = time.monotonic() + 120
+        while True:
+            found = sorted(self.gate.glob(pattern))
+            if len(found) == len(self.children):
+                return found
+            for child in self.children:
+                assert child.poll() is None, child.stderr.read().decode()[-2000:]
+            assert time.monotonic() < deadline, f"workers did not finish {pattern}"
+            time.sleep(0.005)
+
+    def race(self, backend: str, spec: str, threads: int = 4) -> list:
+        n, self.n = self.n, self.n + 1
+        (self.gate / f".job-{n}").write_text(json.dumps({"backend": backend, "spec": spec, "threads": threads}))
+        (self.gate / f".job-{n}").rename(self.gate / f"job-{n}.json")
+        self._wait(f"ready-{n}-*")  # every process has its guard open: start them together
+        (self.gate / f"go-{n}").touch()
+        return [json.loads(p.read_text()) for p in self._wait(f"out-{n}-*.json")]
+
+    def close(self) -> None:
+        (self.gate / f"job-{self.n}.json").write_text(json.dumps({"stop": True}))
+        for child in self.children:
+            try:
+                child.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.communicate()
+
+
+@pytest.fixture(scope="module")
+def race_pool(offers_file, tmp_path_factory):
+    pool = RacePool(offers_file, tmp_path_factory.mktemp("gate"))
+    yield pool
+    pool.close()
+
+
+@each(SHARED)
+def test_four_processes_of_four_threads_accept_each_offer_exactly_once(make_guard, race_pool, tmp_path, request):
+    backend = make_guard.backend
+    if backend in ("sqlite", "async-sqlite"):
+        spec = str(tmp_path / "race.db")
+    else:
+        spec = request.getfixturevalue("redis_url") + f"|race{uuid.uuid4().hex[:8]}:"
+    results = race_pool.race(backend, spec)
+    print(backend, "seconds per worker:", [round(r["seconds"], 2) for r in results])
+    accepted = [job for r in results for job in r["accepted"]]
+    assert [r["errors"] for r in results] == [[], [], [], []]
+    assert len(accepted) == OFFERS and len(set(accepted)) == OFFERS  # each job id once, every one once
+    assert sum(r["replayed"] for r in results) == 15 * OFFERS
+
+
+@each(["sqlite", "redis"])
+def test_kill_9_in_an_admit_loop_loses_no_accepted_id(make_guard, tmp_path, request):
+    backend = make_guard.backend
+    if backend == "sqlite":
+        spec = str(tmp_path / "killed.db")
+    else:
+        spec = request.getfixturevalue("redis_url") + f"|kill{uuid.uuid4().hex[:8]}:"
+    child = subprocess.Popen([sys.executable, WORKER, "admit-loop", backend, spec], env=child_env(),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    admitted = []
+    while len(admitted) < 300:
+        line = child.stdout.readline()
+        assert line, child.stderr.read().decode()[-2000:]
+        admitted.append(line.decode().strip())
+    child.send_signal(signal.SIGKILL)
+    child.wait(timeout=10)
+    admitted += [line.decode().strip() for line in child.stdout.read().splitlines()]
+    child.stdout.close()
+    child.stderr.close()
+    assert child.returncode == -signal.SIGKILL
+    from state_worker import open_guard
+
+    guard = open_guard(backend, spec)
+    identity = ajp.replay_identity(secret=SECRET)
+    for job in admitted:  # every id admitted before the kill is a replay now
+        with pytest.raises(ReplayedMessage):
+            guard.admit(identity, job, expires_at_us=NOW_US + 10**9, now_us=NOW_US)
+    if backend == "sqlite":
+        guard.close()
+        with sqlite3.connect(spec) as conn:
+            assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork (POSIX)")
+def test_sqlite_guard_opened_before_fork_works_in_the_child(tmp_path):
+    """A guard built before the workers fork (gunicorn --preload) opens its own connection in each child."""
+    guard = ajp.SQLiteReplayGuard(tmp_path / "forked.db")
+    guard.admit("k", "job_parent", expires_at_us=100 * S, now_us=0)
+    pid = os.fork()
+    if pid == 0:  # the child: exit status 0 only if it saw the parent's pair and admitted its own
+        code = 1
+        try:
+            try:
+                guard.admit("k", "job_parent", expires_at_us=100 * S, now_us=0)
+            except ReplayedMessage:
+                guard.admit("k", "job_child", expires_at_us=100 * S, now_us=0)
+                code = 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    with pytest.raises(ReplayedMessage):
+        guard.admit("k", "job_child", expires_at_us=100 * S, now_us=0)
+
+
+# -- SQLite: locks, corruption, permissions, schema -----------------------------------------------------
+
+LOCKER = """
+import sqlite3, sys, time
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("BEGIN IMMEDIATE")
+print("locked", flush=True)
+time.sleep(float(sys.argv[2]))
+"""
+
+
+def test_sqlite_locked_past_the_busy_timeout_is_503_never_an_acceptance(tmp_path):
+    path = tmp_path / "locked.db"
+    guard = ajp.SQLiteReplayGuard(path, busy_timeout=0.3)
+    guard.admit("k", "job_before", expires_at_us=100 * S, now_us=0)
+    locker = subprocess.Popen([sys.executable, "-c", LOCKER, str(path), "30"], stdout=subprocess.PIPE)
+    try:
+        assert locker.stdout.readline().strip() == b"locked"
+        started = time.monotonic()
+        with pytest.raises(StateUnavailable) as info:
+            guard.admit("k", "job_during", expires_at_us=100 * S, now_us=0)
+        assert 0.3 <= time.monotonic() - started < 5
+        assert info.value.status == 503 and info.value.code == "STATE_UNAVAILABLE" and info.value.retry_after >= 1
+        status, body = ajp.error_response(info.value)
+        assert status == 503 and body.retry_after >= 1 and str(path) not in (body.reason or "")
+    finally:
+        locker.kill()
+        locker.wait()
+        locker.stdout.close()
+    guard.admit("k", "job_during", expires_at_us=100 * S, now_us=0)  # not admitted before: admitted now
+
+
+def test_sqlite_corrupt_file_is_a_typed_error(tmp_path):
+    path = tmp_path / "corrupt.db"
+    path.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(StateUnavailable):
+        ajp.SQLiteReplayGuard(path)
+    good = tmp_path / "good.db"
+    guard = ajp.SQLiteReplayGuard(good)
+    guard.admit("k", "job_a", expires_at_us=100 * S, now_us=0)
+    guard.close()
+    for name in ("good.db-wal", "good.db-shm"):
+        if (tmp_path / name).exists():
+            (tmp_path / name).unlink()
+    data = bytearray(good.read_bytes())
+    data[1024:] = b"\xa5" * (len(data) - 1024)  # every page after the header page
+    good.write_bytes(bytes(data))
+    with pytest.raises(StateUnavailable):
+        again = ajp.SQLiteReplayGuard(good)
+        again.admit("k", "job_b", expires_at_us=100 * S, now_us=0)
+
+
+def test_sqlite_other_databases_and_versions_are_refused(tmp_path):
+    other = tmp_path / "other.db"
+    with sqlite3.connect(other) as conn:
+        conn.execute("CREATE TABLE t (x)")
+    with pytest.raises(StateUnavailable, match="not an ajpcore state file"):
+        ajp.SQLiteReplayGuard(other)
+    future = tmp_path / "future.db"
+    with sqlite3.connect(future) as conn:
+        conn.execute("PRAGMA user_version = 99")
+    with pytest.raises(StateUnavailable, match="schema version 99"):
+        ajp.SQLiteReplayGuard(future)
+
+
+@contextlib.contextmanager
+def read_only(folder: Path):
+    """``folder`` made read-only for this process: mode 0555, or for root (who ignores modes) ``chattr +i``."""
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        if shutil.which("chattr") is None or subprocess.run(["chattr", "+i", str(folder)], capture_output=True).returncode:
+            pytest.skip("running as root, and `chattr +i` is not available here to make a folder read-only")
+        try:
+            yield
+        finally:
+            subprocess.run(["chattr", "-i", str(folder)], check=True)
+        return
+    folder.chmod(0o555)
+    try:
+        yield
+    finally:
+        folder.chmod(0o755)
+
+
+def test_sqlite_read_only_directory_is_a_typed_error(tmp_path):
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    with read_only(folder):
+        with pytest.raises(StateUnavailable, match="cannot create"):
+            ajp.SQLiteReplayGuard(folder / "guard.db")
+
+
+def test_sqlite_read_only_file_is_a_typed_error(tmp_path):
+    path = tmp_path / "guard.db"
+    guard = ajp.SQLiteReplayGuard(path)
+    guard.admit("k", "job_a", expires_at_us=100 * S, now_us=0)
+    guard.close()
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)  # a guard whose connection cannot write
+    guard._state._conn = conn
+    with pytest.raises(StateUnavailable):
+        guard.admit("k", "job_b", expires_at_us=100 * S, now_us=0)
+    with pytest.raises(ReplayedMessage):  # what was admitted is still known
+        guard.admit("k", "job_a", expires_at_us=100 * S, now_us=0)
+
+
+def test_sqlite_file_is_0600_wal_versioned_and_purges_as_it_goes(tmp_path):
+    path = tmp_path / "guard.db"
+    guard = ajp.SQLiteReplayGuard(path, skew=0)
+    for i in range(200):
+        guard.admit("k", f"job_{i}", expires_at_us=(i + 1) * S, now_us=0)
+    assert len(guard) == 200
+    for i in range(200):  # the pairs expire one by one while new ones come
+        guard.admit("k2", f"job_{i}", expires_at_us=10**4 * S, now_us=(i + 1) * S)
+    assert len(guard) < 300  # purged as it went (expired rows do not stay)
+    for name in ("guard.db", "guard.db-wal", "guard.db-shm"):
+        assert (path.parent / name).stat().st_mode & 0o777 == 0o600, name
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
+    with pytest.raises(ValueError):
+        ajp.SQLiteReplayGuard(path, synchronous="OFF")
+    with pytest.raises(ValueError):
+        ajp.SQLiteReplayGuard(":memory:")
+
+
+def test_sqlite_refuses_network_file_systems(tmp_path, monkeypatch):
+    from ajpcore import _state_sqlite
+
+    monkeypatch.setattr(_state_sqlite, "_network_filesystem", lambda path: "nfs4")
+    with pytest.raises(ValueError, match="nfs4"):
+        ajp.SQLiteReplayGuard(tmp_path / "guard.db")
+    ajp.SQLiteReplayGuard(tmp_path / "guard.db", allow_network_filesystem=True)
+
+
+def test_sqlite_mountinfo_reader_finds_the_file_system_type(tmp_path):
+    from ajpcore._state_sqlite import _network_filesystem
+
+    assert _network_filesystem(str(tmp_path)) is None  # the tests run on a local disk
+
+
+# -- Redis: outages, eviction, script cache --------------------------------------------------------------
+
+
+@pytest.fixture
+def own_redis(tmp_path):
+    need_redis(own=True)
+    server = RedisServer(tmp_path / "redis", "--appendonly", "yes", "--appendfsync", "always").start()
+    yield server
+    server.stop()
+
+
+def test_redis_stopped_mid_run_is_503_for_every_offer_then_answers_again(own_redis, offers_file):
+    import redis
+
+    from state_worker import receive
+
+    client = redis.Redis.from_url(own_redis.url, socket_timeout=1, socket_connect_timeout=1)
+    guard = ajp.RedisReplayGuard(client, prefix="outage:")
+    offers = [line.encode() for line in offers_file.read_text().splitlines()][:60]
+    before = [receive(data, guard).job_id for data in offers[:20]]
+    own_redis.stop()
+    for data in offers[20:40]:
+        with pytest.raises(StateUnavailable) as info:
+            receive(data, guard)
+        assert ajp.error_response(info.value)[0] == 503
+    for data in offers[:20]:  # a replay of an accepted one is refused too (503, not an acceptance)
+        with pytest.raises(StateUnavailable):
+            receive(data, guard)
+    own_redis.start()  # same port, same dir: the AOF (appendfsync always) is replayed
+    for data in offers[:20]:
+        with pytest.raises(ReplayedMessage):
+            receive(data, guard)
+    after = [receive(data, guard).job_id for data in offers[20:60]]  # none was accepted during the outage
+    assert len(set(before + after)) == 60
+
+
+def test_redis_evicting_server_is_refused(own_redis):
+    client = own_redis.client()
+    client.config_set("maxmemory-policy", "allkeys-lru")
+    guard = ajp.RedisReplayGuard(client, prefix="evict:")
+    with pytest.raises(StateUnavailable, match="allkeys-lru"):
+        guard.admit("k", "job_a", expires_at_us=100 * S, now_us=0)
+    from ajpcore.provenance import RedisKeyPins
+
+    with pytest.raises(StateUnavailable, match="allkeys-lru"):
+        RedisKeyPins(client, prefix="evict:").check("provenance:domain:a.example", "0" * 64)
+    client.config_set("maxmemory-policy", "noeviction")
+    guard = ajp.RedisReplayGuard(client, prefix="evict:")
+    guard.admit("k", "job_a", expires_at_us=100 * S, now_us=0)
+
+
+def test_redis_config_disabled_warns_once_and_runs(own_redis):
+    client = own_redis.client()
+
+    class NoConfig:  # a managed service: CONFIG is not available to this user
+        def __init__(self, real):
+            self.real = real
+
+        def __getattr__(self, name):
+            return getattr(self.real, name)
+
+        def config_get(self, *args):
+            import redis
+
+            raise redis.ResponseError("unknown command 'CONFIG'")
+
+    guard = ajp.RedisReplayGuard(NoConfig(client), prefix="noconfig:")
+    with pytest.warns(RuntimeWarning, match="noeviction"):
+        guard.admit("k", "job_a", expires_at_us=100 * S, now_us=0)
+    with pytest.raises(ReplayedMessage):
+        guard.admit("k", "job_a", expires_at_us=100 * S, now_us=0)
+
+
+def test_redis_out_of_memory_is_a_refusal(own_redis):
+    client = own_redis.client()
+    guard = ajp.RedisReplayGuard(client, prefix="oom:", max_per_identity=10**6)
+    guard.admit("k", "job_warm", expires_at_us=100 * S, now_us=0)
+    client.config_set("maxmemory", "1")  # below what is used: every write is refused with OOM
+    try:
+        with pytest.raises(StateUnavailable, match="OOM|memory"):
+            guard.admit("k", "job_new", expires_at_us=100 * S, now_us=0)
+    finally:
+        client.config_set("maxmemory", "0")
+    guard.admit("k", "job_new", expires_at_us=100 * S, now_us=0)  # it was not admitted
+
+
+def test_redis_script_cache_flush_is_survived_and_one_round_trip_per_admit(redis_url):
+    import redis
+
+    client = redis.Redis.from_url(redis_url)
+    guard = ajp.RedisReplayGuard(client, prefix=f"flush{uuid.uuid4().hex[:8]}:")
+    guard.admit("k", "job_a", expires_at_us=100 * S, now_us=0)
+    client.script_flush()
+    guard.admit("k", "job_b", expires_at_us=100 * S, now_us=0)  # NOSCRIPT -> loaded again
+    with pytest.raises(ReplayedMessage):
+        guard.admit("k", "job_b", expires_at_us=100 * S, now_us=0)
+    sent = []
+    real = client.execute_command
+
+    def counting(*args, **kwargs):
+        sent.append(args[0])
+        return real(*args, **kwargs)
+
+    client.execute_command = counting
+    guard.admit("k", "job_c", expires_at_us=100 * S, now_us=0)
+    assert sent == ["EVALSHA"]  # one round trip (the policy was read on first use)
+    held, digests = guard.keys("k")
+    assert held.split("{")[1].split("}")[0] == digests.split("{")[1].split("}")[0] == "k"  # one slot
+    assert 400_000 < client.pttl(held) <= 461_000  # an idle sender's keys expire: 100 s + 300 s of skew + 1 min spare
+
+
+def test_redis_prefix_is_checked():
+    need_redis()
+    import redis
+
+    for bad in ("a{b", "a}b", 5):
+        with pytest.raises(ValueError):
+            ajp.RedisReplayGuard(redis.Redis(), prefix=bad)
+
+
+def test_an_asyncio_guard_given_to_the_sync_receive_path_is_refused_never_skipped(tmp_path, offers_file):
+    """An async guard's admit returns a coroutine: receive_offer must not take that for an acceptance."""
+    import warnings
+
+    from state_worker import receive
+
+    data = offers_file.read_text().splitlines()[0].encode()
+    guard = ajp.AsyncSQLiteReplayGuard(tmp_path / "async.db")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # and no "coroutine was never awaited" left behind
+        with pytest.raises(TypeError, match="asyncio"):
+            receive(data, guard)
+    assert len(guard.sync) == 0  # nothing was admitted
+    guard.close()
