@@ -117,8 +117,14 @@ Quota = Union[int, Mapping[str, int], Callable[[str], Optional[int]], None]
 default), a callable identity -> int or None (None: the default), or None (the default)."""
 
 
-def check_admit(identity: Any, job_id: Any, digest: Any) -> None:
-    """The argument checks every guard shares (types and sizes), before it touches its store."""
+def check_admit(identity: Any, job_id: Any, digest: Any, expires_at_us: Any, now_us: Any) -> None:
+    """The argument checks every guard's ``admit`` shares (types and sizes), before it touches its store."""
+    if (
+        type(identity) is str and type(job_id) is str and len(job_id) <= MAX_JOB_ID_LENGTH
+        and len(identity) <= MAX_IDENTITY_LENGTH and type(expires_at_us) is int and type(now_us) is int
+        and (digest is None or (type(digest) is bytes and len(digest) <= MAX_DIGEST_LENGTH))
+    ):
+        return  # the usual call: one test, then the precise error below otherwise
     if type(identity) is not str or type(job_id) is not str:
         raise TypeError("`identity` and `job_id` must be str")
     if len(job_id) > MAX_JOB_ID_LENGTH:
@@ -127,6 +133,7 @@ def check_admit(identity: Any, job_id: Any, digest: Any) -> None:
         raise ValueError(f"replay identity is longer than {MAX_IDENTITY_LENGTH} characters")
     if digest is not None and (type(digest) is not bytes or len(digest) > MAX_DIGEST_LENGTH):
         raise TypeError(f"`digest` must be None or bytes of at most {MAX_DIGEST_LENGTH}")
+    raise TypeError("`expires_at_us` and `now_us` must be int (microseconds)")
 
 
 def _positive_int(value: Any, name: str) -> int:
@@ -292,12 +299,7 @@ class MemoryReplayGuard:
         self, identity: str, job_id: str, *, expires_at_us: int, now_us: int, digest: Optional[bytes] = None
     ) -> None:
         """Record ``(identity, job_id)`` until ``expires_at_us + skew``; see ``ReplayGuard`` and the class docstring."""
-        if (
-            type(identity) is not str or type(job_id) is not str or len(job_id) > MAX_JOB_ID_LENGTH
-            or len(identity) > MAX_IDENTITY_LENGTH or (digest is not None and type(digest) is not bytes)
-            or (digest is not None and len(digest) > MAX_DIGEST_LENGTH)
-        ):
-            check_admit(identity, job_id, digest)  # raises the precise error
+        check_admit(identity, job_id, digest, expires_at_us, now_us)
         with self._lock:
             held_by = self._jobs.get(identity)
             entry = held_by.get(job_id) if held_by is not None else None

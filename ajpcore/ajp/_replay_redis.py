@@ -32,9 +32,6 @@ from .._state_redis import (
 )
 from ..errors import Busy, ReplayedMessage
 from ._replay import (
-    MAX_DIGEST_LENGTH,
-    MAX_IDENTITY_LENGTH,
-    MAX_JOB_ID_LENGTH,
     Quota,
     Quotas,
     _ceil_seconds,
@@ -107,14 +104,7 @@ class _RedisGuardBase:
     def _args(
         self, identity: str, job_id: str, expires_at_us: Any, now_us: Any, digest: Optional[bytes]
     ) -> List[Any]:
-        if (
-            type(identity) is not str or type(job_id) is not str or len(job_id) > MAX_JOB_ID_LENGTH
-            or len(identity) > MAX_IDENTITY_LENGTH or (digest is not None and type(digest) is not bytes)
-            or (digest is not None and len(digest) > MAX_DIGEST_LENGTH)
-        ):
-            check_admit(identity, job_id, digest)
-        if type(expires_at_us) is not int or type(now_us) is not int:
-            raise TypeError("`expires_at_us` and `now_us` must be int (microseconds)")
+        check_admit(identity, job_id, digest, expires_at_us, now_us)
         held_until = expires_at_us + self.skew_us
         # the digest travels as hex, so a client with decode_responses=True reads it back intact
         return [job_id, str(held_until), str(now_us), self.quotas(identity), digest.hex() if digest else ""]

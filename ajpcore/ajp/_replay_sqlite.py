@@ -20,7 +20,7 @@ from typing import Any, Optional
 
 from .._state_sqlite import Commit, Rollback, SQLiteState
 from ..errors import Busy, ReplayedMessage
-from ._replay import MAX_DIGEST_LENGTH, MAX_IDENTITY_LENGTH, MAX_JOB_ID_LENGTH, Quota, Quotas, _ceil_seconds, check_admit
+from ._replay import Quota, Quotas, _ceil_seconds, check_admit
 from ._rules import DEFAULT_SKEW_SECONDS
 
 __all__ = ["SQLiteReplayGuard", "AsyncSQLiteReplayGuard", "PURGE_EVERY", "PURGE_BATCH"]
@@ -117,14 +117,7 @@ class SQLiteReplayGuard:
         self, identity: str, job_id: str, *, expires_at_us: int, now_us: int, digest: Optional[bytes] = None
     ) -> None:
         """Record ``(identity, job_id)`` until ``expires_at_us + skew``; see ``ReplayGuard`` and the class docstring."""
-        if (
-            type(identity) is not str or type(job_id) is not str or len(job_id) > MAX_JOB_ID_LENGTH
-            or len(identity) > MAX_IDENTITY_LENGTH or (digest is not None and type(digest) is not bytes)
-            or (digest is not None and len(digest) > MAX_DIGEST_LENGTH)
-        ):
-            check_admit(identity, job_id, digest)
-        if type(expires_at_us) is not int or type(now_us) is not int:
-            raise TypeError("`expires_at_us` and `now_us` must be int (microseconds)")
+        check_admit(identity, job_id, digest, expires_at_us, now_us)
         quota = self.quotas(identity)
         held_until = expires_at_us + self.skew_us
         self._admits += 1
