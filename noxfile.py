@@ -7,6 +7,8 @@
   A declared version missing from the machine fails, never skips.
 - ``pure``: the same command on a pure install (``AJPCORE_NO_EXTENSIONS=1``), benches once.
 - ``mypy``: ``mypy --strict -p ajpcore``.
+- ``callgrind``: instructions per call of the hot paths under valgrind, ajpcore against orjson;
+  fails when a ratio is more than 3 % above ``bench/callgrind_baseline.json``.
 - ``package``: ``python -m build``; the wheel, and the sdist built without a compiler,
   each installed in a fresh venv outside the clone, run ``ajpcore --version`` and the demo.
 """
@@ -14,8 +16,10 @@
 from __future__ import annotations
 
 import glob
+import json
 import os
 import re
+import shutil
 import tempfile
 import tomllib
 from pathlib import Path
@@ -129,3 +133,32 @@ def package(session: nox.Session) -> None:
     if "native core is not usable" not in refusal or "partially initialized" in refusal:
         session.error(f"AJPCORE_REQUIRE_EXTENSIONS on a pure install said: {refusal.strip()[-400:]}")
     session.log("AJPCORE_REQUIRE_EXTENSIONS on the pure install: " + refusal.strip().splitlines()[-1])
+
+
+# --- callgrind: instruction counts against a committed baseline (issue 23) --------------------
+# Wall clock on a shared machine moves by tens of percent; instructions per call do not.
+# bench/callgrind.py counts them under `valgrind --tool=callgrind` for decode and canonicalize
+# (every bench fixture but mixed8m), JobOffer.from_json + verify and receive_offer, for ajpcore
+# and orjson in the same process, and fails when an ajpcore/orjson ratio is more than 3 % above
+# bench/callgrind_baseline.json.  The versions that shape the counts are pinned from that
+# file's "pins" (orjson, ssrjson, and the Cython that generates the native core's C); the
+# native core is built without build isolation so the pinned Cython is the one used.
+# A new baseline (`python bench/callgrind.py --write bench/callgrind_baseline.json`) is a
+# commit that says why.  About 2 minutes: the build, then ~40 s under valgrind.
+CALLGRIND_BASELINE = ROOT / "bench" / "callgrind_baseline.json"
+
+
+@nox.session(python=TOOLS_PYTHON)
+def callgrind(session: nox.Session) -> None:
+    """Instructions per call (callgrind) of the hot paths, ajpcore/orjson against the committed baseline."""
+    _clean_env(session)
+    if shutil.which("valgrind") is None:
+        session.error("valgrind is not installed (.ci/run installs it with apt-get)")
+    pins = json.loads(CALLGRIND_BASELINE.read_text("utf-8"))["pins"]
+    session.install(f"Cython=={pins['Cython']}", "setuptools>=77", "wheel")
+    session.install("--no-build-isolation", ".")
+    session.install(f"orjson=={pins['orjson']}", "rfc8785>=0.1.4")
+    if "ssrjson" in pins:  # wheels for Linux x86_64 only: elsewhere its column stays empty
+        session.install(f"ssrjson=={pins['ssrjson']}; sys_platform == 'linux' and platform_machine == 'x86_64'")
+    session.run("python", "bench/callgrind.py", "--check", str(CALLGRIND_BASELINE), env={"PYTHONHASHSEED": "0"})
+# --- end callgrind --------------------------------------------------------------------------
