@@ -290,6 +290,8 @@ def table(result: Dict[str, Any], baseline: Optional[Dict[str, Any]] = None) -> 
     lines = [head, "|---|" + "---:|" * (head.count("|") - 2)]
     base = ratios(baseline) if baseline else {}
     for case, row in result["cases"].items():
+        if case == "loop":
+            continue
         r = row["ajpcore"] / row["orjson"]
         ssr = row.get("ssrjson")
         cells = [case, _fmt(row["ajpcore"]), _fmt(row["orjson"]), _fmt(ssr) if ssr else "—", f"{r:.3f}",
@@ -326,10 +328,12 @@ def main(argv: Optional[List[str]] = None) -> int:
         sys.path.insert(0, str(Path(__file__).resolve().parent))
         child(args.child, args.only)
         return 0
-    if args.only and (args.check or args.write):
-        parser.error("--only measures a part: it cannot --check or --write a baseline")
+    if args.only and args.write:
+        parser.error("--only measures a part: it cannot --write a baseline")
     result = measure(args.only)
     baseline = json.loads(Path(args.check).read_text("utf-8")) if args.check else None
+    if baseline is not None and args.only:  # a part: compared with the same part of the baseline
+        baseline = dict(baseline, cases={c: v for c, v in baseline["cases"].items() if args.only in c})
     print(f"callgrind: instructions per call (Python {result['versions']['python']}, orjson {result['versions']['orjson']}"
           + (f", ssrjson {result['versions']['ssrjson']}" if "ssrjson" in result["versions"] else "")
           + f"; loop step {result['loop_step']} subtracted; canonicalize: orjson sorted, ssrjson unsorted)")

@@ -52,11 +52,12 @@ cdef extern from "decoder_scan.h":
         AJPCORE_STR_SURROGATE
         AJPCORE_STR_NONCHAR
     int _scan_string "ajpcore_scan_string" (const unsigned char* p, Py_ssize_t first, Py_ssize_t i, Py_ssize_t n, ajpcore_str_scan* r) nogil
-    void _fill_ucs1 "ajpcore_fill_ucs1" (const unsigned char* p, const unsigned char* end, void* o) nogil
-    void _fill_ucs2 "ajpcore_fill_ucs2" (const unsigned char* p, const unsigned char* end, void* o) nogil
-    void _fill_ucs4 "ajpcore_fill_ucs4" (const unsigned char* p, const unsigned char* end, void* o) nogil
+    void _fill_ucs1 "ajpcore_fill_ucs1" (const unsigned char* p, const unsigned char* end, void* o, Py_ssize_t length) nogil
+    void _fill_ucs2 "ajpcore_fill_ucs2" (const unsigned char* p, const unsigned char* end, void* o, Py_ssize_t length) nogil
+    void _fill_ucs4 "ajpcore_fill_ucs4" (const unsigned char* p, const unsigned char* end, void* o, Py_ssize_t length) nogil
     Py_ssize_t _scan_name "ajpcore_scan_name" (const unsigned char* p, Py_ssize_t i, Py_ssize_t n, unsigned long long* h) nogil
     bint _same_bytes "ajpcore_same_bytes" (const unsigned char* a, const unsigned char* b, Py_ssize_t n) nogil
+    Py_ssize_t _text_name "ajpcore_text_name" (const unsigned char* p, Py_ssize_t body, Py_ssize_t i, Py_ssize_t n, Py_ssize_t max, unsigned long long* h) nogil
 
 cdef extern from "decoder_numbers.h":
     enum:
@@ -133,6 +134,34 @@ cdef void _init_key_cache():
 
 
 _init_key_cache()
+
+# Names that are not plain ASCII (Latin-1, CJK, emoji: UTF-8 text without escapes, at most
+# _KEY_CACHE_MAX_LEN bytes) repeat as ASCII ones do, and building one costs a full check of
+# its UTF-8, a str and siphash of it.  A second direct-mapped cache keeps each with a copy
+# of its bytes.  An entry is stored only after _parse_text accepted the bytes, and used only
+# when the bytes between the quotes are equal to its copy: a hit is exactly the str a miss
+# would build, from bytes already checked once.
+cdef enum:
+    _TEXT_KEY_CACHE_SIZE = 512
+
+cdef struct TextKeyEntry:
+    PyObject* name          # strong reference, or NULL
+    Py_hash_t hash          # hash(name)
+    Py_ssize_t size         # the UTF-8 body's length in bytes, or -1
+    unsigned char raw[_KEY_CACHE_MAX_LEN]  # the body's bytes
+
+cdef TextKeyEntry _text_key_cache[_TEXT_KEY_CACHE_SIZE]
+
+
+cdef void _init_text_key_cache():
+    cdef int k
+    for k in range(_TEXT_KEY_CACHE_SIZE):
+        _text_key_cache[k].name = NULL
+        _text_key_cache[k].hash = -1
+        _text_key_cache[k].size = -1
+
+
+_init_text_key_cache()
 
 
 cdef extern from *:
@@ -364,9 +393,33 @@ cdef Py_ssize_t _parse_key(Parser* self, Py_ssize_t i, str expect) except -1:
 
 cdef PyObject* _text_key(Parser* self, Py_ssize_t start, Py_ssize_t i, Py_hash_t* hash_out) except NULL:
     """A member name with escapes or non-ASCII text (``_parse_text``), as a new reference;
-    ``hash_out`` receives its hash when duplicates are checked."""
-    text = _parse_text(self, start, i)
-    hash_out[0] = PyObject_Hash(text) if not self.allow_duplicate_keys else -1
+    ``hash_out`` receives its hash when duplicates are checked.  A short name without
+    escapes comes from the text-name cache when its bytes are there."""
+    cdef unsigned long long h = 0
+    cdef Py_ssize_t body = start + 1
+    cdef Py_ssize_t q = _text_name(self.p, body, i, self.n, _KEY_CACHE_MAX_LEN, &h)
+    cdef TextKeyEntry* e = NULL
+    cdef PyObject* old
+    cdef Py_hash_t pyhash = -1
+    if q >= 0:
+        e = &_text_key_cache[(h ^ (h >> 29)) & (_TEXT_KEY_CACHE_SIZE - 1)]
+        if e.size == q - body and _same_bytes(e.raw, self.p + body, q - body):
+            self.i = q + 1
+            hash_out[0] = e.hash if not self.allow_duplicate_keys else -1
+            _incref(e.name)
+            return e.name
+    text = _parse_text(self, start, i)  # checks every byte; refuses what the cache never holds
+    if e != NULL or not self.allow_duplicate_keys:
+        pyhash = PyObject_Hash(text)
+    if e != NULL:
+        old = e.name
+        Py_INCREF(text)
+        e.name = <PyObject*>text
+        e.hash = pyhash
+        e.size = q - body
+        memcpy(e.raw, self.p + body, q - body)
+        Py_XDECREF(old)
+    hash_out[0] = pyhash if not self.allow_duplicate_keys else -1
     return _own(text)
 
 
@@ -429,11 +482,11 @@ cdef object _parse_text(Parser* self, Py_ssize_t start, Py_ssize_t i):
     s = PyUnicode_New(r.length, r.maxchar)
     kind = PyUnicode_KIND(s)
     if kind == PyUnicode_1BYTE_KIND:
-        _fill_ucs1(p + start + 1, p + r.end, PyUnicode_DATA(s))
+        _fill_ucs1(p + start + 1, p + r.end, PyUnicode_DATA(s), r.length)
     elif kind == PyUnicode_2BYTE_KIND:
-        _fill_ucs2(p + start + 1, p + r.end, PyUnicode_DATA(s))
+        _fill_ucs2(p + start + 1, p + r.end, PyUnicode_DATA(s), r.length)
     else:
-        _fill_ucs4(p + start + 1, p + r.end, PyUnicode_DATA(s))
+        _fill_ucs4(p + start + 1, p + r.end, PyUnicode_DATA(s), r.length)
     return s
 
 cdef inline PyObject* _parse_number(Parser* self, Py_ssize_t start) except NULL:
