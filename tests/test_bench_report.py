@@ -184,3 +184,39 @@ def test_chart_layout_any_number_of_groups(n):
         assert "2 runs" in fig._suptitle.get_text()
     finally:
         plt.close(fig)
+
+
+# -- bench/callgrind.py: the check against the baseline (no valgrind needed) --
+
+import callgrind  # noqa: E402  (bench/ is on the path: pyproject's pythonpath)
+
+
+def _counts(**ratios):
+    return {"cases": {case: {"ajpcore": round(1000 * r), "orjson": 1000} for case, r in ratios.items()}}
+
+
+def test_callgrind_check_fails_only_past_the_tolerance():
+    base = _counts(**{"decode:offer": 0.9, "receive:offer": 1.3})
+    assert callgrind.check(_counts(**{"decode:offer": 0.927, "receive:offer": 1.2}), base) == []  # +3.0 %, faster
+    (failure,) = callgrind.check(_counts(**{"decode:offer": 0.93, "receive:offer": 1.3}), base)
+    assert failure.startswith("decode:offer: ajpcore/orjson 0.930 is 3.3 % above the baseline's 0.900")
+    (missing,) = callgrind.check(_counts(**{"decode:offer": 0.9}), base)
+    assert missing == "receive:offer: in the baseline but not measured"
+    assert callgrind.check(_counts(**{"decode:offer": 0.9, "receive:offer": 1.3, "new:case": 9.0}), base) == []
+
+
+def test_callgrind_table_shows_ratios_and_change():
+    now = {"cases": {"decode:offer": {"ajpcore": 30_300, "orjson": 32_900, "ssrjson": 26_400},
+                     "receive:offer": {"ajpcore": 140_700, "orjson": 105_200}}}
+    text = callgrind.table(now, _counts(**{"decode:offer": 0.9}))
+    lines = text.splitlines()
+    assert lines[0].startswith("| case | ajpcore | orjson | ssrjson |") and lines[0].endswith("| baseline | change |")
+    assert lines[2] == "| decode:offer | 30.3k | 32.9k | 26.4k | 0.921 | 1.148 | 0.900 | +2.3 % |"
+    assert lines[3] == "| receive:offer | 140.7k | 105.2k | — | 1.337 | — | new | — |"
+
+
+def test_callgrind_reads_each_dump_by_its_label(tmp_path):
+    (tmp_path / "cg.out.1").write_text("desc: Trigger: Client Request: decode:offer|ajpcore|20\nsummary: 600000\ntotals: 600100\n")
+    (tmp_path / "cg.out.2").write_text("desc: Trigger: Client Request: decode:offer|ajpcore|120\nsummary: 3600000\ntotals: 9\n")
+    (tmp_path / "cg.out").write_text("desc: Trigger: Program termination\nsummary: 5\n")
+    assert callgrind._read_dumps(tmp_path) == {("decode:offer", "ajpcore", 20): 600000, ("decode:offer", "ajpcore", 120): 3600000}
