@@ -9,6 +9,7 @@
 - ``mypy``: ``mypy --strict -p ajpcore``.
 - ``callgrind``: instructions per call of the hot paths under valgrind, ajpcore against orjson;
   fails when a ratio is more than 3 % above ``bench/callgrind_baseline.json``.
+- ``scalar``: the decode and canonicalize twin tests on a native core built without SIMD.
 - ``package``: ``python -m build``; the wheel, and the sdist built without a compiler,
   each installed in a fresh venv outside the clone, run ``ajpcore --version`` and the demo.
 """
@@ -162,3 +163,29 @@ def callgrind(session: nox.Session) -> None:
         session.install(f"ssrjson=={pins['ssrjson']}; sys_platform == 'linux' and platform_machine == 'x86_64'")
     session.run("python", "bench/callgrind.py", "--check", str(CALLGRIND_BASELINE), env={"PYTHONHASHSEED": "0"})
 # --- end callgrind --------------------------------------------------------------------------
+
+
+# --- scalar: the native core without its SIMD paths (issue 23) -------------------------------
+# native/decoder_scan.h and canonical_scan.h scan and copy 16 bytes a step with SSE2 where the
+# compiler targets it; -DAJPCORE_NO_SIMD builds the word-at-a-time paths instead.  This job
+# builds that core and runs the twin-differential decode and canonicalize tests on it, so the
+# paths x86-64 never takes stay tested.  About 2 minutes (the build, then ~1 minute of tests at
+# the quick hypothesis size): the twin-differential files that drive the scanning edges.
+SCALAR_TESTS = [
+    "tests/test_decode_fastpaths.py",
+    "tests/test_decode_small_paths.py",
+    "tests/test_decode_text_names.py",
+    "tests/test_canonical_fastpaths.py",
+]
+
+
+@nox.session(python=TOOLS_PYTHON)
+def scalar(session: nox.Session) -> None:
+    """The decode and canonicalize twin tests on a native core built with -DAJPCORE_NO_SIMD."""
+    _clean_env(session, AJPCORE_REQUIRE_EXTENSIONS="1", AJPCORE_HYPOTHESIS_SIZE="quick")
+    session.install("pytest>=7", "hypothesis>=6.100")
+    session.install("--no-cache-dir", ".", env={"CFLAGS": "-DAJPCORE_NO_SIMD"})  # no cached SIMD wheel
+    session.chdir(tempfile.mkdtemp(prefix="ajpcore-scalar-"))  # the installed core, not the source tree
+    session.run("pytest", "-q", "-p", "no:randomly", "--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml"),
+                *[str(ROOT / t) for t in SCALAR_TESTS])
+# --- end scalar ------------------------------------------------------------------------------
