@@ -147,6 +147,33 @@ static int ajpcore_parse_double(const unsigned char *p, Py_ssize_t i, Py_ssize_t
     return ajpcore_double_of(w, q, negative, out);
 }
 
+/* Whether p[0:8) are eight ASCII digits; if so *value is their decimal value, p[0] the most
+   significant (the SWAR test and conversion of Lemire's fast_float, three multiplies).  The
+   per-digit loops below take eight at a time where they can; AJPCORE_NO_SIMD keeps them one
+   by one. */
+static inline int ajpcore_eight_digits(const unsigned char *p, uint64_t *value) {
+#if defined(AJPCORE_NO_SIMD)
+    (void)p;
+    (void)value;
+    return 0;
+#else
+    uint64_t w;
+    memcpy(&w, p, 8);
+#if !PY_LITTLE_ENDIAN
+    w = __builtin_bswap64(w);
+#endif
+    if (((w & 0xF0F0F0F0F0F0F0F0ULL) | (((w + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) >> 4))
+        != 0x3333333333333333ULL)
+        return 0;
+    w -= 0x3030303030303030ULL;
+    w = (w * 10) + (w >> 8);
+    w = (((w & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32)))
+         + (((w >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >> 32;
+    *value = w;
+    return 1;
+#endif
+}
+
 /* A number at p[i..n) whose int part is "0" or 1-9 then at most 14 more digits (either
    after a '-'): an int that no fraction, exponent or further digit follows, its value
    (below 2^53) into *out; or, with a fraction and/or exponent the JSON grammar accepts,
@@ -160,7 +187,7 @@ static inline Py_ssize_t ajpcore_scan_small_number(const unsigned char *p, Py_ss
     Py_ssize_t first, frac;
     int negative = 0;
     long long v;
-    uint64_t w;
+    uint64_t w, eight;
     int64_t q = 0;
     if (p[i] == '-') {
         negative = 1;
@@ -183,6 +210,10 @@ static inline Py_ssize_t ajpcore_scan_small_number(const unsigned char *p, Py_ss
     w = (uint64_t)v;
     if (p[i] == '.') {
         frac = ++i;
+        if (i + 8 <= n && i + 8 - first <= 16 && ajpcore_eight_digits(p + i, &eight)) {
+            v = v * 100000000 + (long long)eight;  /* still at most 15 digits */
+            i += 8;
+        }
         while (i < n && (unsigned)(p[i] - '0') <= 9u && i - first < 16) /* 15 digits, and the '.' */
             v = v * 10 + (p[i++] - '0');
         if (i == frac) return -1;  /* no digit after the '.' */
@@ -197,6 +228,13 @@ static inline Py_ssize_t ajpcore_scan_small_number(const unsigned char *p, Py_ss
            significant; a 20th significant digit leaves it to the full reader). */
         w = (uint64_t)v;
         q = -(int64_t)(i - frac);
+        /* Eight at a time while w < 10^11: w stays below 10^19, so no 20th significant digit
+           can be among them (w only grows as digits are appended). */
+        while (i + 8 <= n && w < 100000000000ULL && ajpcore_eight_digits(p + i, &eight)) {
+            w = w * 100000000 + eight;
+            q -= 8;
+            i += 8;
+        }
         while (i < n && (unsigned)(p[i] - '0') <= 9u) {
             unsigned int digit = p[i++] - '0';
             q--;
