@@ -144,7 +144,7 @@ def package(session: nox.Session) -> None:
 # bench/callgrind_baseline.json.  The versions that shape the counts are pinned from that
 # file's "pins" (orjson, ssrjson, and the Cython that generates the native core's C); the
 # native core is built without build isolation so the pinned Cython is the one used.
-# A new baseline (`python bench/callgrind.py --write bench/callgrind_baseline.json`) is a
+# A new baseline (`nox -s callgrind -- --write`: the same configuration as the check) is a
 # commit that says why.  About 2 minutes: the build, then ~40 s under valgrind.
 CALLGRIND_BASELINE = ROOT / "bench" / "callgrind_baseline.json"
 
@@ -161,7 +161,9 @@ def callgrind(session: nox.Session) -> None:
     session.install(f"orjson=={pins['orjson']}", "rfc8785>=0.1.4")
     if "ssrjson" in pins:  # wheels for Linux x86_64 only: elsewhere its column stays empty
         session.install(f"ssrjson=={pins['ssrjson']}; sys_platform == 'linux' and platform_machine == 'x86_64'")
-    session.run("python", "bench/callgrind.py", "--check", str(CALLGRIND_BASELINE), env={"PYTHONHASHSEED": "0"})
+    # `nox -s callgrind -- --write` records a new baseline in this same configuration.
+    mode = "--write" if session.posargs == ["--write"] else "--check"
+    session.run("python", "bench/callgrind.py", mode, str(CALLGRIND_BASELINE), env={"PYTHONHASHSEED": "0"})
 # --- end callgrind --------------------------------------------------------------------------
 
 
