@@ -12,6 +12,11 @@
 - ``scalar``: the decode and canonicalize twin tests on a native core built without SIMD.
 - ``package``: ``python -m build``; the wheel, and the sdist built without a compiler,
   each installed in a fresh venv outside the clone, run ``ajpcore --version`` and the demo.
+- ``docs``: the documentation site (mkdocs.yml, docs/), built ``--strict``, then checked by
+  tests/test_docs_site.py (pages, nav, links, API names, headless Chromium) and
+  tests/test_docs_snippets.py (every ``python`` block of every page runs).
+- ``a2a_interop``: ``ajpcore.a2a`` against the pinned A2A SDKs (a2a-python in its own venv,
+  @a2a-js/sdk from ``.ci/run``'s npm ci of tests/interop-a2a).
 """
 
 from __future__ import annotations
@@ -52,7 +57,7 @@ def readme_test_command() -> str:
     raise RuntimeError("README.md has no line starting with: pip install '.[test]'")
 
 
-SWITCHES = ("AJPCORE_NO_EXTENSIONS", "AJPCORE_REQUIRE_EXTENSIONS", "AJPCORE_HYPOTHESIS_SIZE")
+SWITCHES = ("AJPCORE_NO_EXTENSIONS", "AJPCORE_REQUIRE_EXTENSIONS", "AJPCORE_HYPOTHESIS_SIZE", "AJPCORE_A2A_INTEROP")
 
 
 def _clean_env(session: nox.Session, **env: str) -> None:
@@ -191,3 +196,41 @@ def scalar(session: nox.Session) -> None:
     session.run("pytest", "-q", "-p", "no:randomly", "--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml"),
                 *[str(ROOT / t) for t in SCALAR_TESTS])
 # --- end scalar ------------------------------------------------------------------------------
+# --- docs: the documentation site (issue 24) ------------------------------------------------------
+# Builds the site with the pinned docs/requirements.txt (warnings are errors: mkdocs.yml sets
+# strict, and validation of links and anchors), then runs the site checks and every page's
+# examples on the source tree's pure core (the native core is tested by the tests-3.X jobs; not
+# compiling it here keeps the job short). Chromium (Debian's `chromium`) must be on PATH:
+# .ci/run installs it when missing. Screenshots land in AJPCORE_DOCS_SCREENSHOTS or a temporary
+# directory the test prints.
+@nox.session(python=TOOLS_PYTHON)
+def docs(session: nox.Session) -> None:
+    """Build the documentation site strictly; check its pages, links and API; run every example; open it in Chromium."""
+    _clean_env(session, AJPCORE_NO_EXTENSIONS="1")
+    runtime = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]["dependencies"]
+    session.install("-r", str(ROOT / "docs" / "requirements.txt"), *runtime, "pytest>=7", "hypothesis>=6.100")
+    site = Path(tempfile.mkdtemp(prefix="ajpcore-site-"))
+    session.chdir(ROOT)
+    session.run("mkdocs", "build", "--strict", "--site-dir", str(site), env={"NO_MKDOCS_2_WARNING": "1"})
+    session.log(f"site built in {site}")
+    env = {"AJPCORE_DOCS_SITE": str(site), "PYTHONPATH": str(ROOT)}
+    pytest = ("python", "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider")
+    session.run(*pytest, "tests/test_docs_snippets.py", env=env)
+    session.run(*pytest, "-s", "tests/test_docs_site.py", env=env)  # -s: it prints where the screenshots are
+# --- end docs ---------------------------------------------------------------------------------------
+
+# --- A2A SDK interop (issue 22) ------------------------------------------------------------------
+# a2a-python in a venv of its own, so its dependencies (protobuf, PyJWT, httpx, pydantic...) never
+# enter the main test venvs.  Runs tests/test_a2a_interop.py with AJPCORE_A2A_INTEROP=1, under which
+# a missing SDK fails instead of skipping; the Node half uses the npm ci of tests/interop-a2a that
+# .ci/run names in AJPCORE_A2A_NODE_MODULES (without node the job fails: CI must check both SDKs).
+A2A_SDK_PIN = "a2a-sdk[signing]==1.3.0"
+
+
+@nox.session(python=TOOLS_PYTHON)
+def a2a_interop(session: nox.Session) -> None:
+    """ajpcore.a2a against a2a-python (pinned, this venv) and @a2a-js/sdk (pinned, npm)."""
+    _clean_env(session, AJPCORE_REQUIRE_EXTENSIONS="1", AJPCORE_A2A_INTEROP="1")
+    session.install(".", "pytest>=7", "hypothesis>=6.100", "pytest-benchmark>=4", A2A_SDK_PIN)
+    session.run("pytest", "-q", "-p", "no:randomly", "tests/test_a2a_interop.py", "bench/test_a2a.py", "--benchmark-disable")
+# --- end A2A SDK interop ---------------------------------------------------------------------------

@@ -15,6 +15,7 @@ jsonschema-rs.
 
 from __future__ import annotations
 
+import heapq
 import json
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
@@ -25,7 +26,7 @@ from ._schema_formats import FormatCheck, formats_holder, split_formats
 from .errors import SchemaError, ValidationError, format_path
 from .timestamps import is_timestamp
 
-__all__ = ["CompiledSchema", "compile_schema", "FORMATS"]
+__all__ = ["CompiledSchema", "compile_schema", "FORMATS", "MAX_PROBLEMS"]
 
 Problems = List[Tuple[str, str]]
 
@@ -117,7 +118,14 @@ class CompiledSchema:
             return False
 
     def errors(self, value: Any) -> Problems:
-        """Every problem as ``(json_path, reason)``, in document order; ``[]`` when valid."""
+        """The problems as ``(json_path, reason)``, in document order; ``[]`` when valid.
+
+        At most ``MAX_PROBLEMS`` (100) are listed: beyond that, the first 100 in document
+        order and one last ``("$", "... and N more problems not listed")``.  The cost is
+        linear in the document and the problems found (each object's member order is read
+        once, however many problems it holds), so a hostile document cannot make the
+        report cost more than reading it.
+        """
         if self.is_valid(value):
             return []
         problems: Problems = []
@@ -126,27 +134,31 @@ class CompiledSchema:
         except ValueError:  # not JSON, or a wrong value nested past the 255 levels the engine hands back
             value = copy_json_collecting(value, problems)
             if problems:
-                return problems
+                return _capped(problems)
             found = list(self._validator.iter_errors(_shallow(value, 250)))
-        keyed = sorted((kp for e in found for kp in self._problems(e, value)), key=lambda kp: kp[0])
-        return [problem for _, problem in keyed] or [("$", "Value does not match the schema")]
+        # Every problem is placed (cheap); only the first MAX_PROBLEMS in document order are worded.
+        positions = _Positions(value)
+        placed = [problem for e in found for problem in _placed(e, positions)]
+        first = heapq.nsmallest(MAX_PROBLEMS, placed, key=_where)  # = sorted(placed, key=_where)[:MAX_PROBLEMS]
+        worded = [self._worded(e, name, value) for _, e, name in first]
+        if len(placed) > MAX_PROBLEMS:
+            worded.append(_more(len(placed) - MAX_PROBLEMS))
+        return worded or [("$", "Value does not match the schema")]
 
     def validate(self, value: Any) -> None:
         """Return ``None`` when ``value`` is valid, else raise ``ValidationError`` listing every problem."""
         if not self.is_valid(value):
             raise ValidationError(self.errors(value))
 
-    def _problems(self, e: Any, value: Any) -> Iterator[Tuple[Tuple[Any, ...], Tuple[str, str]]]:
-        """The problems of one engine error, each keyed by (document position, keyword rank)."""
+    def _worded(self, e: Any, name: Optional[str], value: Any) -> Tuple[str, str]:
+        """The ``(path, reason)`` of one engine error (of its unknown member ``name``, if any)."""
         steps = list(e.instance_path)
         here, kind, keyword = _at(value, steps), e.kind, e.kind.name
         node = _at(self.schema, e.schema_path[:-1])  # the subschema of the failing keyword
         node = node if isinstance(node, dict) else {}
         path = format_path(steps)
-        if keyword in ("additionalProperties", "unevaluatedProperties"):
-            for name in kind.unexpected:  # reported at the object, ordered as its members
-                yield (_position(value, steps + [name]), -1), (path, f"Object contains unknown field `{name}`")
-            return
+        if name is not None:
+            return path, f"Object contains unknown field `{name}`"
         if keyword == "type":
             names = node.get("type", kind.types)
             names = [names] if isinstance(names, str) else names
@@ -175,7 +187,26 @@ class CompiledSchema:
         else:  # a template; for contains, unevaluatedItems, content*: the engine's own words
             n = len(getattr(kind, "context", ()))
             reason = _TEMPLATES[keyword].format(k=kind, n=n) if keyword in _TEMPLATES else e.message
-        yield (_position(value, steps), _RANK.get(keyword, len(_RANK))), (path, reason)
+        return path, reason
+
+
+_Placed = Tuple[Tuple[Tuple[int, ...], int], Any, Optional[str]]
+
+
+def _placed(e: Any, positions: "_Positions") -> Iterator[_Placed]:
+    """The problems of one engine error, each as ((document position, keyword rank), error, unknown member)."""
+    steps = list(e.instance_path)
+    kind = e.kind
+    keyword = kind.name
+    if keyword in ("additionalProperties", "unevaluatedProperties"):
+        for name in kind.unexpected:  # reported at the object, ordered as its members
+            yield (positions.of(steps + [name]), -1), e, name
+        return
+    yield (positions.of(steps), _RANK.get(keyword, len(_RANK))), e, None
+
+
+def _where(problem: _Placed) -> Tuple[Tuple[int, ...], int]:
+    return problem[0]
 
 
 def _at(doc: Any, steps: Any) -> Any:
@@ -184,13 +215,53 @@ def _at(doc: Any, steps: Any) -> Any:
     return doc
 
 
-def _position(doc: Any, steps: List[Any]) -> Tuple[int, ...]:
-    """Where ``steps`` lead in document order: member and item indices."""
-    out = []
-    for step in steps:
-        out.append(list(doc).index(step) if isinstance(doc, dict) else step)
-        doc = doc[step]
-    return tuple(out)
+MAX_PROBLEMS = 100
+"""How many problems ``CompiledSchema.errors`` lists (then one line counts the rest)."""
+
+
+def _capped(problems: Problems) -> Problems:
+    if len(problems) <= MAX_PROBLEMS:
+        return problems
+    return problems[:MAX_PROBLEMS] + [_more(len(problems) - MAX_PROBLEMS)]
+
+
+def _more(rest: int) -> Tuple[str, str]:
+    return "$", f"... and {rest} more problem{'s' if rest > 1 else ''} not listed"
+
+
+def _member_index(obj: Dict[str, Any]) -> Dict[str, int]:
+    """Each member name of ``obj`` to its place in document (insertion) order."""
+    return {name: i for i, name in enumerate(obj)}
+
+
+class _Positions:
+    """Where paths lead in document order, each object's member order read once.
+
+    ``of(steps)`` is the tuple of member and item indices ``steps`` take from the
+    root.  An object's names-to-places map is built on first use and kept for
+    the call (keyed by identity: the document is alive and unchanged meanwhile),
+    so k problems under an object of m members cost O(k + m), not O(k * m).
+    """
+
+    __slots__ = ("_root", "_indices")
+
+    def __init__(self, root: Any) -> None:
+        self._root = root
+        self._indices: Dict[int, Dict[str, int]] = {}
+
+    def of(self, steps: List[Any]) -> Tuple[int, ...]:
+        out = []
+        doc = self._root
+        for step in steps:
+            if isinstance(doc, dict):
+                index = self._indices.get(id(doc))
+                if index is None:
+                    index = self._indices[id(doc)] = _member_index(doc)
+                out.append(index[step])
+            else:
+                out.append(step)
+            doc = doc[step]
+        return tuple(out)
 
 
 def _shallow(value: Any, depth: int) -> Any:

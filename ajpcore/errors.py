@@ -306,7 +306,8 @@ class SenderIdentityError(AjpError):
     ``DECLARATION_ID_MISMATCH``, ``KEY_ROTATED``, ``NO_PUBLIC_KEY``,
     ``NO_DECLARATION_URL``, ``DECLARATION_UNPARSEABLE``,
     ``SENDER_IDENTITY_FAILED``) or one of ajpcore's own
-    (``CAPABILITY_NOT_DECLARED``, ``KEY_ROTATION_REFUSED``), listed in the README.
+    (``CAPABILITY_NOT_DECLARED``, ``KEY_ROTATION_REFUSED``, ``DECLARATION_URL_REFUSED``,
+    ``PROVENANCE_ID_NOT_CANONICAL``, ``PROVENANCE_ID_INVALID``), listed in docs/provenance.md.
     """
 
     status = 403
@@ -369,3 +370,49 @@ class KeyPinsCorrupt(AjpError, ValueError):
 
 
 __all__ += ["SenderIdentityError", "KeyRotated", "KeyRotationRefused", "KeyPinsCorrupt"]
+
+
+# -- A2A Agent Card signatures (ajpcore.a2a) --
+
+
+class UnsupportedAlgorithm(SignatureError):
+    """A JWS ``alg`` ajpcore refuses for Agent Cards (HTTP 401, ``UNSUPPORTED_ALGORITHM``):
+    ``none``, any HMAC ``alg``, a name outside EdDSA/ES256/RS256/PS256 or outside the caller's
+    ``algorithms``, an ``alg`` that does not fit the key's type, or an RSA key outside 2048..16384 bits."""
+
+    code = "UNSUPPORTED_ALGORITHM"
+
+
+class UntrustedKey(SignatureError):
+    """A signature whose ``kid`` is not in the caller's key set, or whose ``jku`` is outside the
+    caller's ``allowed_jku`` (HTTP 401, ``UNTRUSTED_KEY``).  Keys never come from ``jku``."""
+
+    code = "UNTRUSTED_KEY"
+
+
+class MalformedJws(MalformedSignature):
+    """An ``AgentCardSignature`` that is not strict JWS: non-canonical base64url, a protected header
+    that is not strict I-JSON (duplicate names included), no ``alg``/``kid``, ``typ`` other than
+    ``JOSE``, an unknown ``crit`` extension, ``b64: false``, or an unprotected ``header`` that is not
+    an object or repeats a protected name (HTTP 401, ``MALFORMED_SIGNATURE``)."""
+
+
+class MalformedCard(MalformedSignature):
+    """An Agent Card that cannot carry signatures: not a JSON object, or ``signatures`` not an
+    array of objects (HTTP 401, ``MALFORMED_SIGNATURE``)."""
+
+
+class UnsignedCard(SignatureError):
+    """An Agent Card with no ``signatures`` entry to verify (HTTP 401, ``UNSIGNED_CARD``)."""
+
+    code = "UNSIGNED_CARD"
+
+
+class JwkError(KeyFormatError):
+    """A JWK or JWKS document (or a key to sign with) that ajpcore's strict rules refuse: not a JSON
+    object, a private member (``d``, ``p``...), an unknown ``kty`` or curve, a missing or repeated
+    ``kid``, non-canonical base64url, a point off the curve, RSA outside 2048..16384 bits (HTTP 400,
+    ``BAD_KEY``)."""
+
+
+__all__ += ["UnsupportedAlgorithm", "UntrustedKey", "MalformedJws", "MalformedCard", "UnsignedCard", "JwkError"]

@@ -18,7 +18,7 @@ from typing import Any, Callable, Dict, List
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from generator import canonical, decode, envelopes, reference, signatures  # noqa: E402
+from generator import a2a, canonical, decode, envelopes, reference, signatures  # noqa: E402
 
 VERSION = 1
 BUILDERS: Dict[str, Callable[[], List[Dict[str, Any]]]] = {
@@ -26,6 +26,7 @@ BUILDERS: Dict[str, Callable[[], List[Dict[str, Any]]]] = {
     "signatures.json": signatures.build,
     "decode.json": decode.build,
     "envelopes.json": envelopes.build,
+    "a2a.json": a2a.build,
 }
 TARGETS = (HERE, HERE.parent / "ajpcore" / "conformance" / "pack")
 

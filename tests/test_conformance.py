@@ -16,7 +16,7 @@ from conftest import run_python
 REPO = Path(__file__).resolve().parents[1]
 PACK = REPO / "conformance"
 BUNDLED = REPO / "ajpcore" / "conformance" / "pack"
-MINIMUM = {"canonical.json": 200, "signatures.json": 100, "decode.json": 150, "envelopes.json": 50}
+MINIMUM = {"canonical.json": 200, "signatures.json": 100, "decode.json": 150, "envelopes.json": 50, "a2a.json": 70}
 
 KINDS = {"syntax", "utf8", "lone_surrogate", "duplicate_name", "bom", "depth", "unsafe_integer", "number_range", "noncharacter"}
 FIELDS = {
@@ -25,6 +25,8 @@ FIELDS = {
     "decode.json": ({"id", "why", "input_b64", "expect"}, {"reason"}),
     "envelopes.json": ({"id", "why", "message_b64", "now", "expect_status"},
                        {"secret", "public_key", "expect_code", "follows", "replay_capacity"}),
+    "a2a.json": ({"id", "why"}, {"card", "payloads", "unsigned", "jwks", "jwks_text", "expect", "profile", "algorithms",
+                                 "allowed_jku", "expect_profile", "expect_kid", "expect_unsigned"}),
 }
 
 
@@ -73,6 +75,13 @@ def test_field_contract(name):
             assert case["expect"] in {"accept", "refuse"}
             assert "reason" not in case or (case["expect"] == "refuse" and case["reason"] in KINDS)
             base64.b64decode(case["input_b64"], validate=True)
+        elif name == "a2a.json":
+            assert ("payloads" in case) != ("expect" in case), case["id"]
+            if "payloads" in case:
+                assert set(case["payloads"]) == set(case["unsigned"]) == {"served", "spec", "sdk"}, case["id"]
+            else:
+                assert ("jwks" in case) != ("jwks_text" in case), case["id"]
+                assert case["expect"] in {"valid", "bad", "malformed", "unsupported_algorithm", "untrusted_key", "unsigned", "bad_key"}
         else:
             assert ("secret" in case) != ("public_key" in case), case["id"]
             assert case["expect_status"] in {202, 400, 401, 402, 403, 409, 429}
@@ -112,6 +121,7 @@ def _flip(directory: Path) -> dict:
         "signatures.json": lambda c: c["expect"] == "valid" and c.update(expect="bad"),
         "decode.json": lambda c: c["expect"] == "refuse" and "reason" in c and c.update(reason="syntax" if c["reason"] != "syntax" else "utf8"),
         "envelopes.json": lambda c: c["expect_status"] == 409 and c.update(expect_status=202),
+        "a2a.json": lambda c: c.get("expect") == "untrusted_key" and c.update(expect="valid"),
     }
     for name, edit in edits.items():
         doc = json.loads((directory / name).read_bytes())
@@ -127,7 +137,7 @@ def test_runner_reports_each_wrong_expectation(tmp_path):
     changed = _flip(tmp_path)
     report = conformance.run(tmp_path)
     assert {(f.file, f.id) for f in report.failures} == set(changed.items())
-    assert not report.passed and "4 failed" in report.summary()
+    assert not report.passed and f"{len(changed)} failed" in report.summary()
 
 
 def test_a_broken_pack_is_a_pack_error(tmp_path):
@@ -176,7 +186,7 @@ def test_cli_prints_one_line_per_failing_case(tmp_path):
     lines = proc.stdout.decode().splitlines()
     assert proc.returncode == 1
     assert sorted(line.split(":")[0] for line in lines[:-1]) == sorted(f"FAIL {name} {cid}" for name, cid in changed.items())
-    assert ", 4 failed (" in lines[-1]
+    assert f", {len(changed)} failed (" in lines[-1]
 
 
 def test_cli_unreadable_pack_is_a_usage_error(tmp_path):

@@ -11,6 +11,8 @@ gives an infinity, the same refusal at the same byte on both.
 import struct
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ajpcore import DecodeError
 
@@ -115,3 +117,33 @@ def test_any_value_cannot_be_forged_through_a_truncated_exponent(twins):
             with pytest.raises(DecodeError, match="number out of range for binary64"):
                 impl.decode(text)
             assert impl.decode("-" + text[:-len(str(exponent))] + "-" + str(exponent)) == -0.0
+
+
+@st.composite
+def shifted_literals(draw):
+    """A literal whose fraction run and exponent nearly cancel (the value lands anywhere from beyond
+    the largest double to below the smallest subnormal), or whose exponent is huge, or whose
+    exponent's leading digits alone would cancel the run (what a truncating reader gets wrong)."""
+    run = draw(st.one_of(st.integers(0, 3_000), st.integers(99_990, 100_010)))
+    significand = str(draw(st.integers(1, 10**19)))
+    landing = draw(st.integers(-345, 310))
+    kind = draw(st.sampled_from(["near", "huge", "forged"]))
+    if kind == "near":
+        exponent = run + len(significand) + landing
+    elif kind == "huge":
+        exponent = run + draw(st.integers(-(10**12), 10**12))
+    else:
+        exponent = int(str(max(run + len(significand) + landing, 1)) + draw(st.text("0123456789", min_size=1, max_size=3)))
+    whole = draw(st.sampled_from(["0", "7", "12345678901234567890"]))
+    sign = draw(st.sampled_from(["", "-"]))
+    marker = draw(st.sampled_from(["e", "E", "e+"]))
+    if exponent < 0:
+        marker = marker[0] + "-"
+    return f"{sign}{whole}.{'0' * run}{significand}{marker}{abs(exponent)}"
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=shifted_literals())
+def test_shifted_literals_read_as_float_on_both_twins(twins, text):
+    for impl in twins:
+        _expect(impl, text, " " + text)

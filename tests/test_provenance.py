@@ -256,7 +256,7 @@ LOCATIONS = [
     ("provenance:domain:agent.example.com", "https://evil.example.com/.well-known/provenance.json", "mismatch"),
     ("provenance:domain:example.com", "https://agent.example.com/provenance.json", "mismatch"),
     ("provenance:domain:agent.example.com", "https://example.com/provenance.json", "mismatch"),
-    ("provenance:domain:AGENT.Example.COM", "https://agent.example.com/provenance.json", "match"),
+    ("provenance:domain:AGENT.Example.COM", "https://agent.example.com/provenance.json", "unchecked"),  # not its canonical spelling
     ("provenance:domain:example.com/agents/research", "https://example.com/agents/research/provenance.json", "match"),
     ("provenance:domain:example.com/agents/research", "https://example.com/agents/billing/provenance.json", "mismatch"),
     ("provenance:domain:example.com/agents/research", "https://example.com/attacker/agents/research/x.json", "mismatch"),

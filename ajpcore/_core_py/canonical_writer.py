@@ -28,16 +28,18 @@ def _scalar(v: Any, steps: List[Any]) -> str:
         return "true"
     if v is False:
         return "false"
+    # Kinds are read from the real type (type(v)), never isinstance: a spoofed __class__
+    # would pass isinstance and fail inside the base type's methods, as it cannot in C.
     # Subclasses (IntEnum, ...) are read through the base type's own methods, so an
     # overridden __int__/__float__/__len__ cannot make the twins disagree.
-    if isinstance(v, int):
+    if issubclass(type(v), int):
         return _format_int(int.__index__(v), lambda: format_path(steps))
-    if isinstance(v, float):
+    if issubclass(type(v), float):
         x = float.__float__(v)
         if x != x or x in (_INF, -_INF):
             raise EncodeError(f"Non-finite float `{float.__repr__(x)}` has no JSON form", format_path(steps))
         return _format_double(x)
-    if isinstance(v, str):
+    if issubclass(type(v), str):
         return _escape_str(v)
     raise EncodeError(f"Unsupported type `{_type_name(v)}`", format_path(steps))
 
@@ -55,7 +57,7 @@ def _sorted_items(d: Dict[Any, Any], steps: List[Any]) -> List[Tuple[str, Any]]:
     exact = True
     for k, _ in items:
         if type(k) is not str:
-            if not isinstance(k, str):
+            if not issubclass(type(k), str):
                 raise EncodeError(f"Object key must be `str`, got `{_type_name(k)}`", format_path(steps))
             exact = False  # a str subclass may override __lt__: sort by the text itself
         elif not k.isascii():
@@ -98,7 +100,7 @@ def _encode(value: Any, append: Callable[[str], Any], steps: List[Any], max_str:
             append(int.__repr__(v))
         elif t is float and v - v == 0.0:  # finite
             append(_format_double(v))
-        elif t is dict or isinstance(v, dict):
+        elif t is dict or issubclass(t, dict):  # the real type: a spoofed __class__ fools isinstance
             if len(frames) >= MAX_DEPTH:
                 raise EncodeError(f"Nesting deeper than {MAX_DEPTH}", format_path(steps))
             if not dict.__len__(v):
@@ -115,10 +117,10 @@ def _encode(value: Any, append: Callable[[str], Any], steps: List[Any], max_str:
                     append(_escape_str(k))
                 append(":")
                 continue
-        elif t is list or t is tuple or isinstance(v, (list, tuple)):
+        elif t is list or t is tuple or issubclass(t, (list, tuple)):
             if t is not list and t is not tuple:
                 # A plain copy of the items: an overridden __getitem__/__len__ is ignored.
-                v = (list if isinstance(v, list) else tuple).__getitem__(v, slice(None))
+                v = (list if issubclass(t, list) else tuple).__getitem__(v, slice(None))
             if len(frames) >= MAX_DEPTH:
                 raise EncodeError(f"Nesting deeper than {MAX_DEPTH}", format_path(steps))
             if not v:
@@ -129,7 +131,7 @@ def _encode(value: Any, append: Callable[[str], Any], steps: List[Any], max_str:
                 v = v[0]  # before append: a ``write`` callback may empty the list
                 append("[")
                 continue
-        elif isinstance(v, str) and str.__len__(v) > max_str:
+        elif issubclass(t, str) and str.__len__(v) > max_str:
             _append_str_in_slices(v, append)
         else:
             append(_scalar(v, steps))

@@ -29,7 +29,7 @@ _ED25519_SMALL_ORDER_Y = frozenset(
 def _ed25519_bytes(data: Any, what: str, error: type) -> bytes:
     if type(data) is bytes:
         return data
-    if isinstance(data, (bytes, bytearray, memoryview)):
+    if issubclass(type(data), (bytes, bytearray, memoryview)):
         return bytes(data)
     raise error(f"{what} must be bytes, got `{type(data).__name__}`")
 

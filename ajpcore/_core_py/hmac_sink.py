@@ -50,11 +50,11 @@ def _hmac_keyed_states(secret: Any) -> Tuple[Any, Any]:
         if states is not None:
             return states
         key = secret if t is bytes else _utf8_secret(secret)
-    elif isinstance(secret, str):
+    elif issubclass(type(secret), str):
         # A subclass may redefine hashing and equality: key the cache by plain bytes.
         key = _utf8_secret(str.__str__(secret))
         cache_key = (bytes, key)
-    elif isinstance(secret, (bytes, bytearray, memoryview)):
+    elif issubclass(type(secret), (bytes, bytearray, memoryview)):
         key = bytes(secret)
         cache_key = (bytes, key)
     else:
@@ -154,7 +154,7 @@ class HmacSigner:
         Raises BadSignature on a mismatch or when ``tag`` is not exactly 32 bytes.
         """
         mac = self.finalize()
-        if not isinstance(tag, (bytes, bytearray, memoryview)):
+        if not issubclass(type(tag), (bytes, bytearray, memoryview)):
             raise BadSignature(f"HMAC-SHA256 tag must be bytes, got `{_type_name(tag)}`")
         tag = bytes(tag)
         if len(tag) != _HMAC_TAG_SIZE:
@@ -194,7 +194,7 @@ def hmac_sha256_signature(body: Any, secret: Any, *, chunk_size: int = 65536) ->
     ``hmac_sha256_canonical`` raises, and ``EncodeError`` when ``body`` is not a ``dict``.
     """
     states = _hmac_keyed_states(secret)
-    if not isinstance(body, dict):
+    if not issubclass(type(body), dict):
         raise EncodeError(f"A signed body must be a JSON object, got `{_type_name(body)}`", "$")
     if dict.__contains__(body, "signature"):
         body = dict.copy(body)

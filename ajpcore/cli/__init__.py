@@ -15,20 +15,25 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from contextlib import nullcontext
 from types import ModuleType
 from typing import Callable, List, Optional
 
 from .. import __version__
 from .._core import BACKEND, PURE_REASON
 from ..errors import AjpError
-from . import _check, _conformance, _documents, _manifest, _provenance, _signatures
+from . import _a2a, _check, _conformance, _documents, _manifest, _provenance, _signatures
 from ._check import CHECK_KINDS, CheckKind, register_check
-from ._io import EXIT_MALFORMED, CliError, Subcommands
+from ._io import EXIT_MALFORMED, CliError, Subcommands, held_output
 
 __all__ = ["main", "build_parser", "version_text", "register_check", "CheckKind", "CHECK_KINDS", "CliError", "Subcommands"]
 
-COMMAND_GROUPS: List[ModuleType] = [_documents, _signatures, _check, _manifest, _provenance, _conformance]
+COMMAND_GROUPS: List[ModuleType] = [_documents, _signatures, _check, _manifest, _provenance, _conformance, _a2a]
 """Modules whose ``add_commands(sub)`` adds their subcommands, in ``--help`` order."""
+
+HELD_COMMANDS = frozenset({"demo"})
+"""Commands whose whole output is written at once at the end (``_io.held_output``): small reports
+that several checks build, so a reader that stops early (``| head -c1``) always sees the same exit."""
 
 EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a tool killed by a closed pipe
@@ -70,7 +75,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         args = build_parser().parse_args(argv)
         command = f"ajpcore {args.command}"
         func: Callable[[argparse.Namespace], int] = args.func
-        return func(args)
+        with held_output() if args.command in HELD_COMMANDS else nullcontext():
+            return func(args)
     except CliError as exc:
         print(f"{command}: {exc}", file=sys.stderr)
         return exc.status

@@ -2,7 +2,7 @@
 
 ``run`` prints one line per failing case (``FAIL <file> <id>: <what differed>``) and a
 summary line; exit 0 when every case passes, 1 otherwise, 2 when the pack cannot be
-read.  ``export`` writes the bundled pack's four files into DIR and prints their paths.
+read.  ``export`` writes the bundled pack's files into DIR and prints their paths.
 """
 
 from __future__ import annotations
@@ -30,6 +30,6 @@ def add_commands(sub: Subcommands) -> None:
     q = actions.add_parser("run", help="check every case: one line per failing case and a summary; exit 0 all pass, 1 a case fails, 2 unreadable pack")
     q.add_argument("directory", nargs="?", default=None, metavar="DIR", help="a pack folder (default: the pack bundled with ajpcore)")
     q.set_defaults(func=cmd_conformance_run)
-    q = actions.add_parser("export", help="write the bundled pack's four JSON files into DIR (created if needed) and print their paths")
+    q = actions.add_parser("export", help="write the bundled pack's JSON files into DIR (created if needed) and print their paths")
     q.add_argument("directory", metavar="DIR")
     q.set_defaults(func=cmd_conformance_export)

@@ -11,8 +11,9 @@ import argparse
 import base64
 import os
 import sys
+from contextlib import contextmanager
 from importlib import resources
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any, Iterator, List, Union
 
 from .. import decode
 from ..errors import KeyFormatError, WeakKey
@@ -122,10 +123,48 @@ def load_object(data: bytes) -> dict[str, Any]:
     return body
 
 
+_HELD: List[List[bytes]] = []
+"""Open ``held_output`` blocks, innermost last: ``write`` appends to it instead of writing."""
+
+
+@contextmanager
+def held_output() -> Iterator[None]:
+    """Hold everything ``write`` is given and write it in one piece when the block ends.
+
+    ``main`` runs the demo so: its report (a few KB, well under a pipe's 64 KiB buffer)
+    then reaches a pipe in one write, which the reader cannot close halfway, so
+    ``ajpcore demo | head -c1`` exits 0 every time instead of racing head's exit.
+    """
+    chunks: List[bytes] = []
+    _HELD.append(chunks)
+    try:
+        yield
+    finally:
+        _HELD.pop()
+        if chunks:
+            write(b"".join(chunks))
+
+
 def write(data: bytes) -> None:
-    """Write to standard output and flush (a closed pipe surfaces here, and ``main`` ends quietly)."""
-    sys.stdout.buffer.write(data)
-    sys.stdout.buffer.flush()
+    """Write all of ``data`` to standard output and flush (a closed pipe surfaces here, and ``main`` ends quietly).
+
+    Inside ``held_output`` the bytes are kept for that block's single write instead.
+
+    ``BufferedWriter.write`` returns a short count, without raising, when the reader closes
+    the pipe in the middle of a large write (CPython keeps the error for the next call), so
+    the rest is written until it is all out or the closed pipe raises ``BrokenPipeError``.
+    """
+    if _HELD:
+        _HELD[-1].append(bytes(data))
+        return
+    out = sys.stdout.buffer
+    rest = memoryview(data)
+    while rest:
+        written = out.write(rest)
+        if not written:  # None (a non-blocking stdout that would block) or 0: nothing went out
+            raise BlockingIOError("standard output accepts no more bytes")
+        rest = rest[written:]
+    out.flush()
 
 
 def secret_from_env(name: str) -> bytes:

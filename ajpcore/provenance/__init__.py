@@ -30,6 +30,14 @@ commit 06ec76c); "npm 0.3.0" is the published reference package
   path: so a URL can be ``match`` here and ``mismatch``/``unchecked`` there,
   and the reverse (``github.com/x/y/owner/name`` matched anywhere by npm 0.3.0
   is a ``mismatch`` here).
+- Identity spelling (``canonical_provenance_id``): ajpcore's own rule, which no
+  reference version has.  ``check_location`` answers ``match`` only for an id in its
+  one canonical spelling (lowercase prefix and platform, no empty path segments, the
+  path folded only as its platform folds names: host for ``domain``, owner/name for
+  ``github`` and ``huggingface``, nothing for ``npm``, PEP 503 for ``pypi``), never for
+  an IP literal or localhost host, and compares ``domain`` paths case-sensitively;
+  the references fold every path segment's case.  ``check_declaration_url`` is the
+  gate before a fetch.  See docs/provenance-identity.md.
 - Stricter than every reference version, turning only passes into refusals:
   keys and signatures are decoded strictly (canonical base64, no whitespace,
   exact DER prefix, 88-character signatures) and the strict Ed25519 policy
@@ -94,7 +102,13 @@ from .declarations import (
     sign_declaration,
     verify_declaration,
 )
-from .location import check_location, parse_provenance_id
+from .location import (
+    canonical_provenance_id,
+    check_declaration_url,
+    check_location,
+    parse_provenance_id,
+    require_canonical_provenance_id,
+)
 from .notices import (
     NOTICE_DOMAIN,
     NOTICE_EVENTS,
@@ -117,6 +131,9 @@ __all__ = [
     "verify_declaration",
     "parse_provenance_id",
     "check_location",
+    "canonical_provenance_id",
+    "require_canonical_provenance_id",
+    "check_declaration_url",
     # attestations and withdrawals
     "ATTESTATION_DOMAIN",
     "WITHDRAWAL_DOMAIN",

@@ -19,7 +19,7 @@ from .. import _core
 from ..errors import AjpError, KeyFormatError, SignatureError, ValidationError, WeakKey
 from ..keys import Ed25519PrivateKey, Ed25519PublicKey, _strict_b64decode
 from ._payload import sign_payload
-from .location import check_location
+from .location import _is_canonical, canonical_provenance_id, check_location
 
 __all__ = [
     "DECLARATION_DOMAIN",
@@ -193,10 +193,20 @@ def verify_declaration(
         return outcome(failure)
     trustworthy = location == "match"
     return outcome(
-        None if trustworthy else "Signature valid, but retrieval location was not confirmed",
+        None if trustworthy else "Signature valid, but retrieval location was not confirmed" + _id_note(provenance_id),
         valid=True,
         trustworthy=trustworthy,
     )
+
+
+def _id_note(provenance_id: Optional[str]) -> str:
+    """Why the location could not be confirmed when the id itself is the reason."""
+    if provenance_id is None or _is_canonical(provenance_id):
+        return ""
+    try:
+        return f": provenance_id is not in canonical form (`{canonical_provenance_id(provenance_id)}`)"
+    except AjpError:
+        return ": provenance_id is not a provenance id"
 
 
 def _describe(value: Any) -> str:
