@@ -2,7 +2,7 @@
 
 Driven on both twins (the pure twin is the reference).  The native decoder keeps short
 member names that are not plain ASCII (UTF-8 without escapes, at most 64 bytes) in a cache
-keyed by their bytes (native/decoder.pxi ``_text_key``): a hit must be the str a miss builds,
+keyed by their bytes (native/decoder_names.pxi ``_text_key``): a hit must be the str a miss builds,
 and bytes that differ from a cached name (invalid UTF-8, a control character, an escape, one
 byte more) must still be checked and refused as before.  Strings of 2- and 4-byte kinds copy
 runs of ASCII eight bytes at a time into the str (``AJPCORE_WIDEN8``), which writes past the
@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from test_decode_fastpaths import SETTINGS, agree
 
-KEY_CACHE_MAX_LEN = 64  # native/decoder.pxi: longest name body (bytes) either name cache keeps
-TEXT_KEY_CACHE_SIZE = 512  # native/decoder.pxi: slots of the text-name cache
+KEY_CACHE_MAX_LEN = 64  # native/decoder_names.pxi: longest name body (bytes) either name cache keeps
+TEXT_KEY_CACHE_SIZE = 512  # native/decoder_names.pxi: slots of the text-name cache
 
 NAME_CHARS = st.one_of(
     st.sampled_from(["a", "_", " ", "é", "ß", "ÿ", "東", "京", "、", "\U0001F44D", "\U0001F3FD", "\u200d", "\U0001F680"]),
