@@ -7,6 +7,9 @@
   A declared version missing from the machine fails, never skips.
 - ``pure``: the same command on a pure install (``AJPCORE_NO_EXTENSIONS=1``), benches once.
 - ``mypy``: ``mypy --strict -p ajpcore``.
+- ``callgrind``: instructions per call of the hot paths under valgrind, ajpcore against orjson;
+  fails when a ratio is more than 3 % above ``bench/callgrind_baseline.json``.
+- ``scalar``: the decode and canonicalize twin tests on a native core built without SIMD.
 - ``package``: ``python -m build``; the wheel, and the sdist built without a compiler,
   each installed in a fresh venv outside the clone, run ``ajpcore --version`` and the demo.
 - ``docs``: the documentation site (mkdocs.yml, docs/), built ``--strict``, then checked by
@@ -19,8 +22,10 @@
 from __future__ import annotations
 
 import glob
+import json
 import os
 import re
+import shutil
 import tempfile
 import tomllib
 from pathlib import Path
@@ -136,6 +141,61 @@ def package(session: nox.Session) -> None:
     session.log("AJPCORE_REQUIRE_EXTENSIONS on the pure install: " + refusal.strip().splitlines()[-1])
 
 
+# --- callgrind: instruction counts against a committed baseline (issue 23) --------------------
+# Wall clock on a shared machine moves by tens of percent; instructions per call do not.
+# bench/callgrind.py counts them under `valgrind --tool=callgrind` for decode and canonicalize
+# (every bench fixture but mixed8m), JobOffer.from_json + verify and receive_offer, for ajpcore
+# and orjson in the same process, and fails when an ajpcore/orjson ratio is more than 3 % above
+# bench/callgrind_baseline.json.  The versions that shape the counts are pinned from that
+# file's "pins" (orjson, ssrjson, and the Cython that generates the native core's C); the
+# native core is built without build isolation so the pinned Cython is the one used.
+# A new baseline (`nox -s callgrind -- --write`: the same configuration as the check) is a
+# commit that says why.  About 2 minutes: the build, then ~40 s under valgrind.
+CALLGRIND_BASELINE = ROOT / "bench" / "callgrind_baseline.json"
+
+
+@nox.session(python=TOOLS_PYTHON)
+def callgrind(session: nox.Session) -> None:
+    """Instructions per call (callgrind) of the hot paths, ajpcore/orjson against the committed baseline."""
+    _clean_env(session)
+    if shutil.which("valgrind") is None:
+        session.error("valgrind is not installed (.ci/run installs it with apt-get)")
+    pins = json.loads(CALLGRIND_BASELINE.read_text("utf-8"))["pins"]
+    session.install(f"Cython=={pins['Cython']}", "setuptools>=77", "wheel")
+    session.install("--no-build-isolation", ".")
+    session.install(f"orjson=={pins['orjson']}", "rfc8785>=0.1.4")
+    if "ssrjson" in pins:  # wheels for Linux x86_64 only: elsewhere its column stays empty
+        session.install(f"ssrjson=={pins['ssrjson']}; sys_platform == 'linux' and platform_machine == 'x86_64'")
+    # `nox -s callgrind -- --write` records a new baseline in this same configuration.
+    mode = "--write" if session.posargs == ["--write"] else "--check"
+    session.run("python", "bench/callgrind.py", mode, str(CALLGRIND_BASELINE), env={"PYTHONHASHSEED": "0"})
+# --- end callgrind --------------------------------------------------------------------------
+
+
+# --- scalar: the native core without its SIMD paths (issue 23) -------------------------------
+# native/decoder_scan.h and canonical_scan.h scan and copy 16 bytes a step with SSE2 where the
+# compiler targets it; -DAJPCORE_NO_SIMD builds the word-at-a-time paths instead.  This job
+# builds that core and runs the twin-differential decode and canonicalize tests on it, so the
+# paths x86-64 never takes stay tested.  About 2 minutes (the build, then ~1 minute of tests at
+# the quick hypothesis size): the twin-differential files that drive the scanning edges.
+SCALAR_TESTS = [
+    "tests/test_decode_fastpaths.py",
+    "tests/test_decode_small_paths.py",
+    "tests/test_decode_text_names.py",
+    "tests/test_canonical_fastpaths.py",
+]
+
+
+@nox.session(python=TOOLS_PYTHON)
+def scalar(session: nox.Session) -> None:
+    """The decode and canonicalize twin tests on a native core built with -DAJPCORE_NO_SIMD."""
+    _clean_env(session, AJPCORE_REQUIRE_EXTENSIONS="1", AJPCORE_HYPOTHESIS_SIZE="quick")
+    session.install("pytest>=7", "hypothesis>=6.100")
+    session.install("--no-cache-dir", ".", env={"CFLAGS": "-DAJPCORE_NO_SIMD"})  # no cached SIMD wheel
+    session.chdir(tempfile.mkdtemp(prefix="ajpcore-scalar-"))  # the installed core, not the source tree
+    session.run("pytest", "-q", "-p", "no:randomly", "--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml"),
+                *[str(ROOT / t) for t in SCALAR_TESTS])
+# --- end scalar ------------------------------------------------------------------------------
 # --- docs: the documentation site (issue 24) ------------------------------------------------------
 # Builds the site with the pinned docs/requirements.txt (warnings are errors: mkdocs.yml sets
 # strict, and validation of links and anchors), then runs the site checks and every page's

@@ -17,3 +17,16 @@ def core_twin(request, monkeypatch):
     module = twin(request.param)
     monkeypatch.setattr(_core, "impl", module)
     return module
+
+
+SSRJSON_WHEELS = "its wheels are CPython 3.10-3.13 on Linux x86-64 (glibc 2.34+) only"
+
+
+@pytest.fixture
+def ssrjson():
+    """The ssrjson module (a SIMD JSON library, the fastest decoder in issue 23), or a skip saying why."""
+    try:
+        import ssrjson
+    except ImportError as exc:
+        pytest.skip(f"ssrjson contender skipped: not importable ({exc}); {SSRJSON_WHEELS}")
+    return ssrjson

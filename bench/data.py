@@ -7,6 +7,11 @@ ints, float-heavy arrays, booleans, nulls, nesting), built from a fixed seed.
 ``text-ascii``, ``text-latin1``, ``text-cjk``, ``text-emoji``: ~200 KB documents of
 paragraphs whose title and text strings each have one PEP 393 kind (ASCII, Latin-1 = kind 1,
 CJK = kind 2, emoji = kind 4; see ``TEXT_FIXTURES``).
+``numbers``: ~190 KB of number-heavy records: floats across magnitudes (1e-300 to 1e300, short
+decimals, full 17-digit doubles) and ints up to 2^53 - 1 (``NUMBER_FIXTURES``).
+``names-latin1``, ``names-cjk``, ``names-emoji``: ~200 KB of text records whose member names
+are non-ASCII too, in the same script as their values (emoji: with skin-tone modifiers and
+ZWJ sequences; ``NAME_FIXTURES``).
 Each is built once per process; ``encoded(name)`` gives its canonical bytes.
 """
 
@@ -183,6 +188,104 @@ def _text_fixture(kind: str) -> Callable[[], Dict[str, Any]]:
     return build
 
 
+# -- number-heavy fixture: floats across magnitudes, ints up to 2^53 --
+
+_NUMBER_BYTES = 200 * 1024
+
+
+def _float(rng: random.Random) -> float:
+    # RFC 8785 writes a double in [2^53, 1e21) as digits without an exponent: an integer that
+    # a strict I-JSON reader refuses (beyond 2^53) and that is not the double's exact value.
+    # Such doubles are drawn again; every other magnitude from 1e-300 to 1e300 stays.
+    while True:
+        x = _float_draw(rng)
+        if not 2.0**53 <= abs(x) < 1e21:
+            return x
+
+
+def _float_draw(rng: random.Random) -> float:
+    kind = rng.random()
+    if kind < 0.3:  # a short decimal, as prices and measurements are written
+        return round(rng.uniform(-1e4, 1e4), rng.randint(0, 4))
+    if kind < 0.6:  # a full double of any magnitude (17 significant digits)
+        return rng.uniform(1.0, 10.0) * 10.0 ** rng.randint(-300, 300) * rng.choice((1, -1))
+    if kind < 0.8:  # a uniform draw in [0, 1): 16-17 digits, exponent 0
+        return rng.random()
+    return float(rng.randint(0, 2**53 - 1)) * 10.0 ** rng.randint(-30, 30)
+
+
+def _int(rng: random.Random) -> int:
+    # Magnitudes spread over every bit length up to 53: small counters to IDs near 2^53.
+    return rng.randint(0, 2 ** rng.randint(1, 53) - 1) * rng.choice((1, 1, 1, -1))
+
+
+def _numbers() -> Dict[str, Any]:
+    rng = random.Random("numbers")
+    rows: List[Dict[str, Any]] = []
+    size = 0
+    while size < _NUMBER_BYTES:
+        row = {
+            "id": len(rows),
+            "t": 1_700_000_000_000 + rng.randint(0, 10**9),
+            "x": _float(rng),
+            "y": _float(rng),
+            "values": [_float(rng) for _ in range(rng.randint(4, 16))],
+            "counts": [_int(rng) for _ in range(rng.randint(2, 8))],
+        }
+        rows.append(row)
+        size += len(repr(row))
+    return {"kind": "numbers", "rows": rows, "max_safe": 2**53 - 1, "min_safe": -(2**53 - 1)}
+
+
+# -- text records whose member names are non-ASCII too --
+
+_SKIN_TONES = _alphabet(range(0x1F3FB, 0x1F400))                      # U+1F3FB..1F3FF modifiers
+_HANDS = ["👋", "👍", "👎", "👏", "🙌", "🙏",
+          "🖐", "✌", "🤝", "🧑", "👩", "👨"]
+_ZWJ = ["👩‍💻", "👨‍🍳", "🧑‍🚀"]
+
+
+def _emoji_token(rng: random.Random) -> str:
+    roll = rng.random()
+    if roll < 0.5:
+        return rng.choice(_HANDS) + rng.choice(_SKIN_TONES)   # e.g. 👍🏽
+    if roll < 0.7:
+        return rng.choice(_ZWJ)                               # e.g. 👩‍💻
+    return rng.choice(_EMOJI)
+
+
+def _name_word(kind: str, rng: random.Random) -> str:
+    if kind == "latin1":
+        return _latin1_word(rng) + rng.choice(["é", "ü", "ß", "ñ", "ø"])   # never plain ASCII
+    if kind == "cjk":
+        return "".join(rng.choice(_CJK) for _ in range(rng.randint(2, 4)))
+    return _ascii_word(rng) + "_" + _emoji_token(rng)
+
+
+def _name_value(kind: str, rng: random.Random) -> str:
+    if kind == "emoji":
+        return " ".join(_emoji_token(rng) if rng.random() < 0.4 else _ascii_word(rng) for _ in range(rng.randint(3, 24)))
+    return _paragraph(kind, rng, 16)
+
+
+def _names_fixture(kind: str) -> Callable[[], Dict[str, Any]]:
+    def build() -> Dict[str, Any]:
+        rng = random.Random(f"names-{kind}")
+        # A vocabulary of member names, as real records reuse a schema's names.
+        vocabulary = sorted({_name_word(kind, rng) for _ in range(64)})
+        records: List[Dict[str, Any]] = []
+        size = 0
+        while size < _TEXT_BYTES:
+            names = rng.sample(vocabulary, rng.randint(3, 8))
+            record: Dict[str, Any] = {name: _name_value(kind, rng) for name in names}
+            record[rng.choice(vocabulary) + "#"] = {_name_word(kind, rng): rng.randint(0, 1000)}
+            records.append(record)
+            size += sum(len(k.encode("utf-8")) + len(str(v).encode("utf-8")) + 6 for k, v in record.items())
+        return {"kind": f"names-{kind}", "records": records}
+
+    return build
+
+
 BUILDERS: Dict[str, Callable[[], Dict[str, Any]]] = {
     "offer": _offer,
     "result64k": _result64k,
@@ -192,6 +295,13 @@ FIXTURES = list(BUILDERS)
 TEXT_FIXTURES = ["text-ascii", "text-latin1", "text-cjk", "text-emoji"]
 for _name in TEXT_FIXTURES:
     BUILDERS[_name] = _text_fixture(_name[len("text-"):])
+NUMBER_FIXTURES = ["numbers"]
+BUILDERS["numbers"] = _numbers
+NAME_FIXTURES = ["names-latin1", "names-cjk", "names-emoji"]
+for _name in NAME_FIXTURES:
+    BUILDERS[_name] = _names_fixture(_name[len("names-"):])
+SHAPE_FIXTURES = NUMBER_FIXTURES + NAME_FIXTURES
+"""Fixtures of other shapes than the bench's first ones (issue 23): ``decode`` and ``canonicalize`` groups."""
 
 
 @functools.lru_cache(maxsize=None)

@@ -1,6 +1,6 @@
 """Canonical JSON: ajpcore's twins against the encoders a user would otherwise reach for.
 
-Groups ``canonicalize:<fixture>`` (offer, result64k, mixed8m, and the text fixtures
+Groups ``canonicalize:<fixture>`` (offer, result64k, mixed8m, numbers, names-latin1|cjk|emoji, and the text fixtures
 text-ascii, text-latin1, text-cjk, text-emoji) and ``canonicalize_into:mixed8m``.
 
 The text fixtures are canonicalized as FRESH strings: every round gets a value decoded
@@ -58,12 +58,25 @@ def fresh(fixture):
     return (orjson.loads(data.encoded(fixture)),), {}
 
 
+FRESH_FIXTURES = data.TEXT_FIXTURES + data.SHAPE_FIXTURES
+"""Canonicalized as fresh strings: the text fixtures, numbers and the non-ASCII member names."""
+
+
 @pytest.mark.parametrize("contender", list(CONTENDERS))
-@pytest.mark.parametrize("fixture", data.TEXT_FIXTURES)
+@pytest.mark.parametrize("fixture", FRESH_FIXTURES)
 def test_canonicalize_text(benchmark, fixture, contender):
+    _canonicalize_fresh(benchmark, fixture, contender, CONTENDERS[contender]())
+
+
+@pytest.mark.parametrize("fixture", FRESH_FIXTURES)
+def test_canonicalize_ssrjson_floor(benchmark, ssrjson, fixture):
+    """ssrjson's unsorted ``dumps_to_bytes``: neither sorted nor RFC 8785, a floor to look at (issue 23)."""
+    _canonicalize_fresh(benchmark, fixture, "ssrjson.dumps (unsorted floor)", ssrjson.dumps_to_bytes)
+
+
+def _canonicalize_fresh(benchmark, fixture, contender, fn):
     benchmark.group = f"canonicalize:{fixture}"
     benchmark.name = contender
-    fn = CONTENDERS[contender]()
     out = benchmark.pedantic(
         fn, setup=lambda: fresh(fixture), rounds=TEXT_ROUNDS.get(contender, 200), iterations=1, warmup_rounds=1
     )

@@ -1,7 +1,11 @@
 """decode:<fixture>: strict I-JSON decoding of the canonical bench fixtures against the usual parsers.
 
 The text fixtures (``text-ascii``, ``text-latin1``, ``text-cjk``, ``text-emoji``) time
-string building at each PEP 393 kind.
+string building at each PEP 393 kind; ``numbers`` number reading; ``names-latin1``,
+``names-cjk``, ``names-emoji`` non-ASCII member names (``data.SHAPE_FIXTURES``).
+
+``ssrjson.loads`` (SIMD transcoding, picked at run time) is the fastest contender where its
+wheel installs, and skips with the reason elsewhere (``conftest.ssrjson``).
 
 ``json.loads+dup-check`` is json with an ``object_pairs_hook`` that refuses
 duplicate member names: the cheapest strictness a pure-Python user can add,
@@ -40,10 +44,21 @@ CONTENDERS = {
 }
 
 
-@pytest.mark.parametrize("fixture", data.FIXTURES + data.TEXT_FIXTURES)
+ALL_FIXTURES = data.FIXTURES + data.TEXT_FIXTURES + data.SHAPE_FIXTURES
+
+
+@pytest.mark.parametrize("fixture", ALL_FIXTURES)
 @pytest.mark.parametrize("contender", list(CONTENDERS))
 def test_decode(benchmark, contender, fixture):
-    decode = CONTENDERS[contender]()
+    _decode(benchmark, contender, CONTENDERS[contender](), fixture)
+
+
+@pytest.mark.parametrize("fixture", ALL_FIXTURES)
+def test_decode_ssrjson(benchmark, ssrjson, fixture):
+    _decode(benchmark, "ssrjson.loads", ssrjson.loads, fixture)
+
+
+def _decode(benchmark, contender, decode, fixture):
     doc = data.encoded(fixture)
     benchmark.group = f"decode:{fixture}"
     benchmark.name = contender

@@ -163,6 +163,7 @@ include "canonical_strings.pxi"
 include "canonical_writer.pxi"
 include "decoded_tree.pxi"
 include "decoder.pxi"
+include "decoder_names.pxi"  # native only: member-name caches
 include "hmac_sink.pxi"
 include "ed25519_checks.pxi"
 include "rfc3339.pxi"

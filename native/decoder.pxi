@@ -52,11 +52,12 @@ cdef extern from "decoder_scan.h":
         AJPCORE_STR_SURROGATE
         AJPCORE_STR_NONCHAR
     int _scan_string "ajpcore_scan_string" (const unsigned char* p, Py_ssize_t first, Py_ssize_t i, Py_ssize_t n, ajpcore_str_scan* r) nogil
-    void _fill_ucs1 "ajpcore_fill_ucs1" (const unsigned char* p, const unsigned char* end, void* o) nogil
-    void _fill_ucs2 "ajpcore_fill_ucs2" (const unsigned char* p, const unsigned char* end, void* o) nogil
-    void _fill_ucs4 "ajpcore_fill_ucs4" (const unsigned char* p, const unsigned char* end, void* o) nogil
+    void _fill_ucs1 "ajpcore_fill_ucs1" (const unsigned char* p, const unsigned char* end, void* o, Py_ssize_t length) nogil
+    void _fill_ucs2 "ajpcore_fill_ucs2" (const unsigned char* p, const unsigned char* end, void* o, Py_ssize_t length) nogil
+    void _fill_ucs4 "ajpcore_fill_ucs4" (const unsigned char* p, const unsigned char* end, void* o, Py_ssize_t length) nogil
     Py_ssize_t _scan_name "ajpcore_scan_name" (const unsigned char* p, Py_ssize_t i, Py_ssize_t n, unsigned long long* h) nogil
     bint _same_bytes "ajpcore_same_bytes" (const unsigned char* a, const unsigned char* b, Py_ssize_t n) nogil
+    Py_ssize_t _text_name "ajpcore_text_name" (const unsigned char* p, Py_ssize_t body, Py_ssize_t i, Py_ssize_t n, Py_ssize_t max, unsigned long long* h) nogil
 
 cdef extern from "decoder_numbers.h":
     enum:
@@ -103,75 +104,6 @@ cdef void _init_decode_tables():
 _init_decode_tables()
 
 cdef long long _INT_DIGITS_SAFE = 15
-
-# Member names repeat across the records of a document and across documents:
-# a small direct-mapped cache of ASCII names saves building and hashing the same
-# str again.  An entry is used only after a full byte comparison, and str is
-# immutable, so a hit is exactly the str a miss would build.  Each entry also keeps
-# the hash of its bytes the scan computed (most misses stop there) and the str's own
-# hash (the duplicate check and the dict need it).
-cdef enum:
-    _KEY_CACHE_SIZE = 2048
-    _KEY_CACHE_MAX_LEN = 64
-
-cdef struct KeyEntry:
-    PyObject* name          # strong reference, or NULL
-    unsigned long long h    # ajpcore_scan_name's hash of its bytes
-    Py_hash_t hash          # hash(name)
-    Py_ssize_t size         # len(name), or -1
-
-cdef KeyEntry _key_cache[_KEY_CACHE_SIZE]
-
-
-cdef void _init_key_cache():
-    cdef int k
-    for k in range(_KEY_CACHE_SIZE):
-        _key_cache[k].name = NULL
-        _key_cache[k].h = 0
-        _key_cache[k].hash = -1
-        _key_cache[k].size = -1
-
-
-_init_key_cache()
-
-
-cdef extern from *:
-    """
-    /* The characters of a compact ASCII str (one PyUnicode_New(size, 127) made): right
-       after its PyASCIIObject header, as PyUnicode_DATA finds them (3.10-3.13). */
-    #define ajp_ascii_data(o) ((unsigned char *)(((PyASCIIObject *)(o)) + 1))
-    """
-    unsigned char* _ascii_data "ajp_ascii_data" (PyObject* o) nogil
-
-
-cdef PyObject* _ascii_key(const unsigned char* p, Py_ssize_t size, unsigned long long h, Py_hash_t* hash_out) except NULL:
-    """A new reference to the str of the ASCII bytes ``p[:size]`` (a member name), from the
-    cache when present; ``h`` is their ajpcore_scan_name hash, ``hash_out`` receives hash(name)."""
-    cdef KeyEntry* e = NULL
-    cdef PyObject* old
-    cdef object s
-    cdef Py_hash_t pyhash
-    if size <= _KEY_CACHE_MAX_LEN:
-        e = &_key_cache[(h ^ (h >> 29)) & (_KEY_CACHE_SIZE - 1)]
-        if e.h == h and e.size == size and _same_bytes(_ascii_data(e.name), p, size):
-            hash_out[0] = e.hash
-            _incref(e.name)
-            return e.name
-    s = PyUnicode_New(size, 127)
-    memcpy(_ascii_data(<PyObject*>s), p, size)
-    pyhash = PyObject_Hash(s)  # cached in the str: every later hit skips hashing
-    hash_out[0] = pyhash
-    if size <= _KEY_CACHE_MAX_LEN:
-        old = e.name
-        Py_INCREF(s)
-        e.name = <PyObject*>s
-        e.h = h
-        e.hash = pyhash
-        e.size = size
-        Py_XDECREF(old)
-    _incref(<PyObject*>s)
-    return <PyObject*>s
-
 
 # The native reader: the same steps as ``_StrictParser`` of the pure twin, over a C buffer.
 # A Parser lives on the C stack of its decode call (see OpenTree) and its functions take it
@@ -362,14 +294,6 @@ cdef Py_ssize_t _parse_key(Parser* self, Py_ssize_t i, str expect) except -1:
     return i + 1
 
 
-cdef PyObject* _text_key(Parser* self, Py_ssize_t start, Py_ssize_t i, Py_hash_t* hash_out) except NULL:
-    """A member name with escapes or non-ASCII text (``_parse_text``), as a new reference;
-    ``hash_out`` receives its hash when duplicates are checked."""
-    text = _parse_text(self, start, i)
-    hash_out[0] = PyObject_Hash(text) if not self.allow_duplicate_keys else -1
-    return _own(text)
-
-
 cdef Py_ssize_t _parse_literal(Parser* self, Py_ssize_t i, const char* word, Py_ssize_t size) except -1:
     cdef Py_ssize_t k
     if i + size <= self.n and _literal_at(self.p + i, word, size):
@@ -429,11 +353,11 @@ cdef object _parse_text(Parser* self, Py_ssize_t start, Py_ssize_t i):
     s = PyUnicode_New(r.length, r.maxchar)
     kind = PyUnicode_KIND(s)
     if kind == PyUnicode_1BYTE_KIND:
-        _fill_ucs1(p + start + 1, p + r.end, PyUnicode_DATA(s))
+        _fill_ucs1(p + start + 1, p + r.end, PyUnicode_DATA(s), r.length)
     elif kind == PyUnicode_2BYTE_KIND:
-        _fill_ucs2(p + start + 1, p + r.end, PyUnicode_DATA(s))
+        _fill_ucs2(p + start + 1, p + r.end, PyUnicode_DATA(s), r.length)
     else:
-        _fill_ucs4(p + start + 1, p + r.end, PyUnicode_DATA(s))
+        _fill_ucs4(p + start + 1, p + r.end, PyUnicode_DATA(s), r.length)
     return s
 
 cdef inline PyObject* _parse_number(Parser* self, Py_ssize_t start) except NULL:

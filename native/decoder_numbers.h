@@ -77,16 +77,37 @@ static int ajpcore_eisel_lemire(uint64_t w, int q, uint64_t *bits) {
    whatever the document's size. */
 #define AJPCORE_EXPONENT_LIMIT 100000000
 
+/* *out = (negative ? -1 : 1) * w * 10^q correctly rounded (w has at most 19 digits), or 0 when
+   undecided here (the caller takes the slow path). */
+static inline int ajpcore_double_of(uint64_t w, int64_t q, int negative, double *out) {
+    uint64_t bits;
+    double d;
+    if (w == 0) {
+        *out = negative ? -0.0 : 0.0;
+        return 1;
+    }
+    if (q >= -22 && q <= 22 && w <= (1ULL << 53)) {
+        d = (double)w;  /* exact, and so is 10^|q|: one correctly rounded operation */
+        d = q < 0 ? d / ajpcore_exact_pow10[-q] : d * ajpcore_exact_pow10[q];
+        *out = negative ? -d : d;
+        return 1;
+    }
+    if (q < AJPCORE_POW5_MIN || q > AJPCORE_POW5_MAX || !ajpcore_eisel_lemire(w, (int)q, &bits))
+        return 0;
+    bits |= (uint64_t)negative << 63;
+    memcpy(out, &bits, sizeof bits);
+    return 1;
+}
+
 /* p[i:end) is a number literal the JSON grammar accepted (RFC 8259 §6) with a fraction or an
    exponent.  Returns 1 with *out = float(text), or 0 when the caller must use the slow path.
    The decimal exponent q is exact: the fraction's digits each shift it by one, and an explicit
    exponent of AJPCORE_EXPONENT_LIMIT or more is never truncated (a long run of fraction zeros
    would otherwise bring a truncated exponent back into range and forge the value). */
 static int ajpcore_parse_double(const unsigned char *p, Py_ssize_t i, Py_ssize_t end, double *out) {
-    uint64_t w = 0, bits;
+    uint64_t w = 0;
     int negative = 0, digits = 0;
     int64_t q = 0;
-    double d;
     if (p[i] == 0x2D) {
         negative = 1;
         i++;
@@ -123,35 +144,51 @@ static int ajpcore_parse_double(const unsigned char *p, Py_ssize_t i, Py_ssize_t
         }
         q += eneg ? -e : e;
     }
-    if (w == 0) {
-        *out = negative ? -0.0 : 0.0;
-        return 1;
-    }
-    if (q >= -22 && q <= 22 && w <= (1ULL << 53)) {
-        d = (double)w;  /* exact, and so is 10^|q|: one correctly rounded operation */
-        d = q < 0 ? d / ajpcore_exact_pow10[-q] : d * ajpcore_exact_pow10[q];
-        *out = negative ? -d : d;
-        return 1;
-    }
-    if (q < AJPCORE_POW5_MIN || q > AJPCORE_POW5_MAX || !ajpcore_eisel_lemire(w, (int)q, &bits))
+    return ajpcore_double_of(w, q, negative, out);
+}
+
+/* Whether p[0:8) are eight ASCII digits; if so *value is their decimal value, p[0] the most
+   significant (the SWAR test and conversion of Lemire's fast_float, three multiplies).  The
+   per-digit loops below take eight at a time where they can; AJPCORE_NO_SIMD keeps them one
+   by one. */
+static inline int ajpcore_eight_digits(const unsigned char *p, uint64_t *value) {
+#if defined(AJPCORE_NO_SIMD)
+    (void)p;
+    (void)value;
+    return 0;
+#else
+    uint64_t w;
+    memcpy(&w, p, 8);
+#if !PY_LITTLE_ENDIAN
+    w = __builtin_bswap64(w);
+#endif
+    if (((w & 0xF0F0F0F0F0F0F0F0ULL) | (((w + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) >> 4))
+        != 0x3333333333333333ULL)
         return 0;
-    bits |= (uint64_t)negative << 63;
-    memcpy(out, &bits, sizeof bits);
+    w -= 0x3030303030303030ULL;
+    w = (w * 10) + (w >> 8);
+    w = (((w & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32)))
+         + (((w >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >> 32;
+    *value = w;
     return 1;
+#endif
 }
 
 /* A number at p[i..n) whose int part is "0" or 1-9 then at most 14 more digits (either
    after a '-'): an int that no fraction, exponent or further digit follows, its value
    (below 2^53) into *out; or, with a fraction and/or exponent the JSON grammar accepts,
    float(text) into *fout (*is_float = 1): w / 10^k for at most 15 digits and no exponent
-   (one correctly rounded division of two exact doubles), else ajpcore_parse_double.
+   (one correctly rounded division of two exact doubles), else the rest of the literal read
+   in the same pass and ajpcore_double_of, what ajpcore_parse_double gives.
    Returns the position after it; else -1, and the full number reader decides (errors,
    longer ints and undecided doubles included). */
 static inline Py_ssize_t ajpcore_scan_small_number(const unsigned char *p, Py_ssize_t i, Py_ssize_t n, long long *out,
                                                    double *fout, int *is_float) {
-    Py_ssize_t start = i, first, frac;
+    Py_ssize_t first, frac;
     int negative = 0;
     long long v;
+    uint64_t w, eight;
+    int64_t q = 0;
     if (p[i] == '-') {
         negative = 1;
         if (++i >= n) return -1;
@@ -170,8 +207,13 @@ static inline Py_ssize_t ajpcore_scan_small_number(const unsigned char *p, Py_ss
         *out = negative ? -v : v;
         return i;
     }
+    w = (uint64_t)v;
     if (p[i] == '.') {
         frac = ++i;
+        if (i + 8 <= n && i + 8 - first <= 16 && ajpcore_eight_digits(p + i, &eight)) {
+            v = v * 100000000 + (long long)eight;  /* still at most 15 digits */
+            i += 8;
+        }
         while (i < n && (unsigned)(p[i] - '0') <= 9u && i - first < 16) /* 15 digits, and the '.' */
             v = v * 10 + (p[i++] - '0');
         if (i == frac) return -1;  /* no digit after the '.' */
@@ -181,16 +223,44 @@ static inline Py_ssize_t ajpcore_scan_small_number(const unsigned char *p, Py_ss
             *is_float = 1;
             return i;
         }
-        while (i < n && (unsigned)(p[i] - '0') <= 9u)
-            i++;
+        /* More fraction digits and/or an exponent: read on in the same pass, as
+           ajpcore_parse_double would (each fraction digit shifts q; leading zeros are not
+           significant; a 20th significant digit leaves it to the full reader). */
+        w = (uint64_t)v;
+        q = -(int64_t)(i - frac);
+        /* Eight at a time while w < 10^11: w stays below 10^19, so no 20th significant digit
+           can be among them (w only grows as digits are appended). */
+        while (i + 8 <= n && w < 100000000000ULL && ajpcore_eight_digits(p + i, &eight)) {
+            w = w * 100000000 + eight;
+            q -= 8;
+            i += 8;
+        }
+        while (i < n && (unsigned)(p[i] - '0') <= 9u) {
+            unsigned int digit = p[i++] - '0';
+            q--;
+            if (w == 0 && digit == 0)
+                continue;
+            if (w >= 1000000000000000000ULL)
+                return -1;  /* a 20th significant digit */
+            w = w * 10 + digit;
+        }
     }
     if (i < n && (p[i] | 0x20) == 'e') {
-        if (++i < n && (p[i] == '+' || p[i] == '-')) i++;
-        if (i >= n || (unsigned)(p[i] - '0') > 9u) return -1;  /* no exponent digit */
-        while (i < n && (unsigned)(p[i] - '0') <= 9u)
+        int eneg = 0;
+        int64_t e = 0;
+        if (++i < n && (p[i] == '+' || p[i] == '-')) {
+            eneg = p[i] == '-';
             i++;
+        }
+        if (i >= n || (unsigned)(p[i] - '0') > 9u) return -1;  /* no exponent digit */
+        while (i < n && (unsigned)(p[i] - '0') <= 9u) {
+            e = e * 10 + (p[i++] - '0');
+            if (e >= AJPCORE_EXPONENT_LIMIT)
+                return -1;  /* beyond any binary64: the full reader and float(text) decide */
+        }
+        q += eneg ? -e : e;
     }
-    if (!ajpcore_parse_double(p, start, i, fout)) return -1;
+    if (!ajpcore_double_of(w, q, negative, fout)) return -1;
     *is_float = 1;
     return i;
 }

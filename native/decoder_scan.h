@@ -16,7 +16,7 @@
 #define AJPCORE_FIRST_FLAGGED(m) (__builtin_clzll(m) >> 3)
 #endif
 
-#if defined(__SSE2__)
+#if defined(__SSE2__) && !defined(AJPCORE_NO_SIMD)
 #include <emmintrin.h>
 /* Bit k set when byte k of p[0:16) is '"', '\', a control character or non-ASCII (the
    signed compare: bytes >= 0x80 are negative, so below 0x20 too). */
@@ -34,7 +34,7 @@ static inline unsigned int ajpcore_stops16(const unsigned char *p) {
    overall is the answer. */
 static inline Py_ssize_t ajpcore_scan_plain(const unsigned char *p, Py_ssize_t i, Py_ssize_t n) {
     const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
-#if defined(__SSE2__)
+#if defined(__SSE2__) && !defined(AJPCORE_NO_SIMD)
     while (i + 16 <= n) {
         unsigned int m = ajpcore_stops16(p + i);
         if (m)
@@ -291,12 +291,42 @@ static inline Py_UCS4 ajpcore_short_escape(unsigned int e) {
 #define AJPCORE_FILL_3X2(T)
 #endif
 
-/* Write the code points of the checked string body p[0:end) to o (one element per code point).
+/* o[0:8) = the eight bytes of w (p[0:8)), each widened to T: SSE2 unpacks for 2- and 4-byte
+   kinds (one and two 16-byte stores), one 8-byte store for 1-byte ones; the scalar loop
+   without SSE2 or under AJPCORE_NO_SIMD. */
+#if defined(__SSE2__) && !defined(AJPCORE_NO_SIMD)
+#define AJPCORE_WIDEN8(T, o, p, w)                                                                  \
+    do {                                                                                            \
+        if (sizeof(T) == 1) {                                                                       \
+            memcpy((o), &(w), 8);                                                                   \
+        } else {                                                                                    \
+            __m128i zero_ = _mm_setzero_si128();                                                    \
+            __m128i b_ = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(p)), zero_);           \
+            if (sizeof(T) == 2) {                                                                   \
+                _mm_storeu_si128((__m128i *)(void *)(o), b_);                                       \
+            } else {                                                                                \
+                _mm_storeu_si128((__m128i *)(void *)(o), _mm_unpacklo_epi16(b_, zero_));            \
+                _mm_storeu_si128((__m128i *)(void *)((o) + 4), _mm_unpackhi_epi16(b_, zero_));      \
+            }                                                                                       \
+        }                                                                                           \
+    } while (0)
+#else
+#define AJPCORE_WIDEN8(T, o, p, w)                                                                  \
+    do {                                                                                            \
+        int j_;                                                                                     \
+        for (j_ = 0; j_ < 8; j_++)                                                                  \
+            (o)[j_] = (T)(p)[j_];                                                                   \
+    } while (0)
+#endif
+
+/* Write the code points of the checked string body p[0:end) to o (one element per code point,
+   ``length`` of them: o has room for exactly that many).
    A plain ASCII byte starts a block copy of the plain bytes among the next eight (widened);
    multi-byte characters follow each other without that check, as in CJK text. */
 #define AJPCORE_FILL(NAME, T)                                                                       \
-static void NAME(const unsigned char *p, const unsigned char *end, T *o) {                          \
+static void NAME(const unsigned char *p, const unsigned char *end, T *o, Py_ssize_t length) {       \
     const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;                     \
+    T *const oend = o + length;                                                                     \
     while (p < end) {                                                                               \
         unsigned int c = *p;                                                                        \
         if (c >= 0x80) {                                                                            \
@@ -333,8 +363,13 @@ static void NAME(const unsigned char *p, const unsigned char *end, T *o) {      
             m = (w | ((b - ones) & ~b)) & highs;                                                    \
             /* plain bytes before the first non-ASCII byte or backslash (>= 1: p[0] is plain) */    \
             run = m ? (int)(AJPCORE_FIRST_FLAGGED(m)) : 8;                                          \
-            for (k = 0; k < run; k++)                                                               \
-                o[k] = (T)p[k];                                                                     \
+            if (oend - o >= 8) {                                                                    \
+                /* all eight widened at once: o[run:8) is written again by what follows */          \
+                AJPCORE_WIDEN8(T, o, p, w);                                                         \
+            } else {                                                                                \
+                for (k = 0; k < run; k++)                                                           \
+                    o[k] = (T)p[k];                                                                 \
+            }                                                                                       \
             o += run;                                                                               \
             p += run;                                                                               \
         } else {                                                                                    \
@@ -363,7 +398,7 @@ static inline Py_ssize_t ajpcore_scan_name(const unsigned char *p, Py_ssize_t i,
     uint64_t h = 0x9E3779B97F4A7C15ULL, w = 0;
     Py_ssize_t start = i;
     int k = 0;
-#if defined(__SSE2__) && PY_LITTLE_ENDIAN
+#if defined(__SSE2__) && PY_LITTLE_ENDIAN && !defined(AJPCORE_NO_SIMD)
     /* Sixteen bytes a step: the same words mixed in the same order as below. */
     while (i + 16 <= n) {
         unsigned int m = ajpcore_stops16(p + i);
@@ -424,6 +459,35 @@ static inline Py_ssize_t ajpcore_scan_name(const unsigned char *p, Py_ssize_t i,
         h = ajpcore_name_mix(h, w);
     *hash = h ^ (uint64_t)(i - start);
     return i;
+}
+
+/* A member name that is not plain ASCII, from i (its first byte that is not plain ASCII) in
+   the body that starts at p[body]: when the body has no backslash and at most max bytes, the
+   position of its closing quote, with a hash of the body's bytes in *hash (the same mixing as
+   ajpcore_scan_name: it only picks a cache slot); else -1.  The bytes are not checked here. */
+static inline Py_ssize_t ajpcore_text_name(const unsigned char *p, Py_ssize_t body, Py_ssize_t i,
+                                           Py_ssize_t n, Py_ssize_t max, unsigned long long *hash) {
+    Py_ssize_t limit = body + max + 1 < n ? body + max + 1 : n, q, k;
+    uint64_t h = 0x9E3779B97F4A7C15ULL, w;
+    for (q = i; q < limit; q++) {
+        if (p[q] == 0x22)
+            break;
+        if (p[q] == 0x5C)
+            return -1;
+    }
+    if (q >= limit)
+        return -1;
+    for (k = body; k + 8 <= q; k += 8) {
+        memcpy(&w, p + k, 8);
+        h = ajpcore_name_mix(h, w);
+    }
+    if (k < q) {
+        w = 0;
+        memcpy(&w, p + k, (size_t)(q - k));
+        h = ajpcore_name_mix(h, w);
+    }
+    *hash = h ^ (uint64_t)(q - body);
+    return q;
 }
 
 /* a[0:n) == b[0:n), by (overlapping) word loads that stay inside both. */
