@@ -71,12 +71,21 @@ static int ajpcore_eisel_lemire(uint64_t w, int q, uint64_t *bits) {
     return 1;
 }
 
+/* An exponent whose value reaches this bound is not read here: the slow path decides it.  It is
+   far beyond any binary64 (|q| <= 342 here), so a literal that keeps it is never decided in
+   this file; it stays exact in int64_t together with the fraction's shift (q >= -PY_SSIZE_T_MAX),
+   whatever the document's size. */
+#define AJPCORE_EXPONENT_LIMIT 100000000
+
 /* p[i:end) is a number literal the JSON grammar accepted (RFC 8259 §6) with a fraction or an
-   exponent.  Returns 1 with *out = float(text), or 0 when the caller must use the slow path. */
+   exponent.  Returns 1 with *out = float(text), or 0 when the caller must use the slow path.
+   The decimal exponent q is exact: the fraction's digits each shift it by one, and an explicit
+   exponent of AJPCORE_EXPONENT_LIMIT or more is never truncated (a long run of fraction zeros
+   would otherwise bring a truncated exponent back into range and forge the value). */
 static int ajpcore_parse_double(const unsigned char *p, Py_ssize_t i, Py_ssize_t end, double *out) {
     uint64_t w = 0, bits;
     int negative = 0, digits = 0;
-    long q = 0;
+    int64_t q = 0;
     double d;
     if (p[i] == 0x2D) {
         negative = 1;
@@ -101,15 +110,17 @@ static int ajpcore_parse_double(const unsigned char *p, Py_ssize_t i, Py_ssize_t
     }
     if (i < end && (p[i] | 0x20) == 0x65) {
         int eneg = 0;
-        long e = 0;
+        int64_t e = 0;
         i++;
         if (p[i] == 0x2B || p[i] == 0x2D) {
             eneg = p[i] == 0x2D;
             i++;
         }
-        for (; i < end && p[i] - 0x30u < 10u; i++)
-            if (e < 100000)
-                e = e * 10 + (p[i] - 0x30u);
+        for (; i < end && p[i] - 0x30u < 10u; i++) {
+            e = e * 10 + (p[i] - 0x30u);
+            if (e >= AJPCORE_EXPONENT_LIMIT)
+                return 0;  /* beyond any binary64 whatever the fraction: float(text) decides */
+        }
         q += eneg ? -e : e;
     }
     if (w == 0) {
