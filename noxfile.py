@@ -9,6 +9,8 @@
 - ``mypy``: ``mypy --strict -p ajpcore``.
 - ``package``: ``python -m build``; the wheel, and the sdist built without a compiler,
   each installed in a fresh venv outside the clone, run ``ajpcore --version`` and the demo.
+- ``fuzz``: the native core built with clang (ASan + UBSan + libFuzzer coverage), every
+  harness of tests/fuzz fuzzed for a fixed time on the committed corpus (tests/fuzz/README.md).
 """
 
 from __future__ import annotations
@@ -129,3 +131,30 @@ def package(session: nox.Session) -> None:
     if "native core is not usable" not in refusal or "partially initialized" in refusal:
         session.error(f"AJPCORE_REQUIRE_EXTENSIONS on a pure install said: {refusal.strip()[-400:]}")
     session.log("AJPCORE_REQUIRE_EXTENSIONS on the pure install: " + refusal.strip().splitlines()[-1])
+
+
+# --- fuzz: coverage-guided fuzzing of the native core (issue 20 §5) ----------------------------
+# tests/fuzz/build_native.py builds ajpcore._core_c with clang-14 (ASan + UBSan + libFuzzer coverage) in a
+# scratch dir; tests/fuzz/run_all.py runs every harness there for FUZZ_SECONDS each, two at a time,
+# on the committed seed corpus and regression inputs (tests/fuzz/corpus, tests/fuzz/regressions).
+# A crash, a sanitizer report or a twin disagreement fails the job.  Whole job: about 4 minutes
+# (budget 8).  .ci/run installs clang-14 and libclang-rt-14-dev when they are missing.
+FUZZ_SECONDS = 50
+"""Seconds each fuzz target runs in CI (6 targets, 2 at a time)."""
+
+
+@nox.session(python=TOOLS_PYTHON)
+def fuzz(session: nox.Session) -> None:
+    """Build the sanitized, coverage-instrumented native core and fuzz every harness for a fixed time."""
+    _clean_env(session)
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]
+    # The package's run-time dependencies and the fuzz extra; ajpcore itself is imported from
+    # the instrumented scratch build (PYTHONPATH), never installed here.
+    session.install(*meta["dependencies"], *meta["optional-dependencies"]["fuzz"])
+    build_dir = Path(tempfile.mkdtemp(prefix="ajpcore-fuzz-build-"))
+    session.run("python", str(ROOT / "tests" / "fuzz" / "build_native.py"), "--build-dir", str(build_dir))
+    session.run(
+        "python", str(ROOT / "tests" / "fuzz" / "run_all.py"), "--build-dir", str(build_dir),
+        "--seconds", str(FUZZ_SECONDS), "--jobs", "2", "--work", str(build_dir / "run"),
+    )
+# --- end fuzz -----------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ point (``main``) runs ``check(data, native)``; the normal test suite
 (``test_corpus_replay.py``) replays every committed input through ``check`` with
 each twin, so it needs neither atheris nor the instrumented build.
 
-Coverage feedback: the native core, when built by ``build.py``, reports its own
+Coverage feedback: the native core, when built by ``build_native.py``, reports its own
 edges through libFuzzer's ``-fsanitize=fuzzer-no-link`` counters.  The pure twin is
 not instrumented by default (atheris's Python tracing costs about 7 times the
 executions per second); ``AJPCORE_FUZZ_INSTRUMENT_PURE=1`` instruments it too.
@@ -176,7 +176,7 @@ def value(src: Bytes, depth: int = 0) -> Any:
 
 def twins_for_fuzzing() -> Any:
     if native is None:
-        raise SystemExit("the native core is not built: run tests/fuzz/build.py and its env.sh first")
+        raise SystemExit("the native core is not built: run tests/fuzz/build_native.py and its env.sh first")
     return native
 
 

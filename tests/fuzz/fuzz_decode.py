@@ -12,7 +12,7 @@ bit 3 ``allow_duplicate_keys``, bits 4-6 the input type: bytes, str (the bytes r
 UTF-8 with lone surrogates kept), bytearray, memoryview, a bytes subclass, a str
 subclass.  The rest is the document.
 
-Run (see README.md: build.py builds the instrumented core and env.sh):
+Run (see README.md: build_native.py builds the instrumented core and env.sh):
     . /tmp/ajpcore-fuzz/env.sh
     python tests/fuzz/fuzz_decode.py -max_total_time=600 -rss_limit_mb=2048 WORK_CORPUS tests/fuzz/corpus/decode
 """

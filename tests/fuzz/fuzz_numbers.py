@@ -14,8 +14,7 @@ twins.
 Writer (first byte odd): the next 8 bytes are a binary64 (or, with bit 1 set, the rest
 an int of any size).  ``canonicalize`` must give the pure twin's bytes or error, and the
 text must read back (``float()``) as the same 64 bits (``-0.0`` is written ``0``); an int's
-text must read back as the same int (beyond 2**53 through ``float()``: it is the
-ECMAScript spelling of the int's double).
+text must be the int, or (beyond 2**53) ECMAScript's spelling of the double the int is.
 """
 
 import os
@@ -28,8 +27,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import errors, float_bits, fuzz_main, outcome, pure, same  # noqa: E402
 
 _NUMBER = re.compile(rb"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
-_MAX_EXPANDED = 1 << 18
-_SAFE = 2**53 - 1
+_MAX_EXPANDED = 1 << 17
 
 
 def expand(data: bytes) -> bytes:
@@ -59,10 +57,9 @@ def oracle(t: bytes):
     m = _NUMBER.fullmatch(t)
     assert m is not None
     if m.group(1) is None and m.group(2) is None:
-        n = int(t)
-        if -_SAFE <= n <= _SAFE:
-            return ("ok", n)
-        try:
+        if len(t) - t.startswith(b"-") <= 15:
+            return ("ok", int(t))
+        try:  # checks the digit count before int(): no 4300-digit limit reached
             return ("ok", pure._decode_big_int(t))
         except pure._Refusal:
             return ("refused",)
@@ -116,8 +113,8 @@ def check_writer(raw: bytes, twin) -> None:
         back = float(text)
         if float_bits(back) != float_bits(v) and not (v == 0.0 and text == b"0"):
             raise AssertionError(f"{v!r} written {text!r}, which reads back as {back!r}")
-    elif (int(text) if abs(v) <= 2**53 else int(float(text))) != v:
-        # beyond 2**53 an int is written as ECMAScript spells its (exact) double
+    elif int(float(text)) != v and not (text.lstrip(b"-").isdigit() and int(text) == v):
+        # beyond 2**53 an int that is exactly a double is written as ECMAScript spells that double
         raise AssertionError(f"{v!r} written {text!r}")
 
 

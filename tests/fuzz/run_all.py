@@ -3,11 +3,11 @@
 Usage::
 
     python tests/fuzz/run_all.py [--build-dir /tmp/ajpcore-fuzz] [--seconds 40] [--jobs 1]
-        [--targets decode,numbers,...] [--work DIR] [--merge]
+        [--targets decode,numbers:600,...] [--work DIR] [--nice 19] [--merge] [-- LIBFUZZER_FLAGS]
 
-``--build-dir`` is what ``build.py`` made (built first when it has no ``env.sh``).  Each
+``--build-dir`` is what ``build_native.py`` made (built first when it has no ``env.sh``).  Each
 target ``T`` runs ``tests/fuzz/fuzz_T.py`` under libFuzzer for ``--seconds`` in the
-environment of ``build.fuzz_env`` (ASan + UBSan runtime preloaded), on a working corpus
+environment of ``build_native.fuzz_env`` (ASan + UBSan runtime preloaded), on a working corpus
 ``WORK/T`` seeded from ``tests/fuzz/corpus/T`` and ``tests/fuzz/regressions/T`` (the
 committed directories are only read).  A crash, a sanitizer report, a twin
 disagreement (the harness's AssertionError), a timeout (``-timeout``, 25 s an input)
@@ -37,7 +37,7 @@ from typing import Dict, List, Optional
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-import build  # noqa: E402
+import build_native  # noqa: E402
 
 TARGETS = ("decode", "canonicalize", "numbers", "rfc3339", "hmac", "ed25519")
 # The longest input libFuzzer makes per target (the number harness expands runs itself).
@@ -71,7 +71,7 @@ def start(target: str, build_dir: Path, work: Path, seconds: Optional[int], extr
     corpus.mkdir(parents=True, exist_ok=True)
     artifacts.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ)
-    env.update(build.fuzz_env(build_dir))
+    env.update(build_native.fuzz_env(build_dir))
     cmd = [sys.executable, str(HERE / f"fuzz_{target}.py"), *libfuzzer_args(target, seconds, artifacts, extra),
            str(corpus), *map(str, seed_dirs(target))]
     if nice:
@@ -96,7 +96,7 @@ def merge(target: str, build_dir: Path, work: Path) -> None:
     """Minimize WORK/T/corpus (plus the committed seeds) into a fresh tests/fuzz/corpus/T."""
     fresh = Path(tempfile.mkdtemp(prefix=f"merge-{target}-"))
     env = dict(os.environ)
-    env.update(build.fuzz_env(build_dir))
+    env.update(build_native.fuzz_env(build_dir))
     sources = [work / target / "corpus", *seed_dirs(target)]
     cmd = [sys.executable, str(HERE / f"fuzz_{target}.py"), "-merge=1", f"-max_len={MAX_LEN[target]}",
            "-rss_limit_mb=3072", "-timeout=25", str(fresh), *map(str, sources)]
@@ -110,10 +110,10 @@ def merge(target: str, build_dir: Path, work: Path) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--build-dir", type=Path, default=build.DEFAULT_BUILD_DIR)
+    parser.add_argument("--build-dir", type=Path, default=build_native.DEFAULT_BUILD_DIR)
     parser.add_argument("--seconds", type=int, default=40, help="per target (0: until -runs or forever)")
     parser.add_argument("--jobs", type=int, default=1, help="targets fuzzed at the same time")
-    parser.add_argument("--targets", default=",".join(TARGETS))
+    parser.add_argument("--targets", default=",".join(TARGETS), help="T or T:SECONDS, comma-separated")
     parser.add_argument("--work", type=Path, default=None, help="working corpora and logs (default: a temp dir)")
     parser.add_argument("--nice", type=int, default=0)
     parser.add_argument("--merge", action="store_true", help="write the minimized corpus back to tests/fuzz/corpus")
@@ -121,8 +121,10 @@ def main() -> int:
     args = parser.parse_args()
     build_dir = args.build_dir.resolve()
     if not (build_dir / "env.sh").exists():
-        build.build(build_dir)
-    targets = [t for t in args.targets.split(",") if t]
+        build_native.build(build_dir)
+    # "T" or "T:SECONDS" (the long run gives each target its own time)
+    own_seconds = {t.partition(":")[0]: int(t.partition(":")[2]) for t in args.targets.split(",") if ":" in t}
+    targets = [t.partition(":")[0] for t in args.targets.split(",") if t]
     unknown = set(targets) - set(TARGETS)
     if unknown:
         parser.error(f"unknown targets {sorted(unknown)}; known: {', '.join(TARGETS)}")
@@ -133,7 +135,7 @@ def main() -> int:
     while pending or running:
         while pending and len(running) < args.jobs:
             t = pending.pop(0)
-            proc, log = start(t, build_dir, work, seconds, args.extra, args.nice)
+            proc, log = start(t, build_dir, work, own_seconds.get(t, seconds), args.extra, args.nice)
             running.append((t, proc, log, time.monotonic()))
         time.sleep(0.5)
         for item in list(running):

@@ -3,7 +3,7 @@
 Usage (from anywhere; the Python running it is the one the build is for, and it needs
 Cython and setuptools, which ``pip install '.[fuzz]'`` brings)::
 
-    python tests/fuzz/build.py [--build-dir /tmp/ajpcore-fuzz] [--cc clang-14]
+    python tests/fuzz/build_native.py [--build-dir /tmp/ajpcore-fuzz] [--cc clang-14]
 
 What it does, in ``--build-dir`` (removed and made anew; the source tree is not touched):
 
@@ -56,7 +56,7 @@ def _run(cmd, **kwargs) -> str:
     done = subprocess.run([str(c) for c in cmd], check=False, text=True, capture_output=True, **kwargs)
     if done.returncode != 0:
         sys.stderr.write(done.stdout[-4000:] + done.stderr[-8000:])
-        raise SystemExit(f"build.py: {cmd[0]} failed (exit {done.returncode})")
+        raise SystemExit(f"build_native.py: {cmd[0]} failed (exit {done.returncode})")
     return done.stdout
 
 
@@ -64,7 +64,7 @@ def runtime_library(cc: str, name: str) -> Path:
     """The path of clang's runtime archive ``name`` (e.g. ``libclang_rt.asan-x86_64.a``)."""
     path = Path(_run([cc, f"-print-file-name={name}"]).strip())
     if not path.is_absolute() or not path.exists():
-        raise SystemExit(f"build.py: {cc} has no {name} (Debian: apt-get install libclang-rt-14-dev)")
+        raise SystemExit(f"build_native.py: {cc} has no {name} (Debian: apt-get install libclang-rt-14-dev)")
     return path
 
 
@@ -106,7 +106,7 @@ def build_extension(build_dir: Path, cc: str) -> Path:
     suffix = sysconfig.get_config_var("EXT_SUFFIX")
     module = build_dir / "ajpcore" / f"_core_c{suffix}"
     if not module.exists():
-        raise SystemExit(f"build.py: no {module} after the build")
+        raise SystemExit(f"build_native.py: no {module} after the build")
     return module
 
 
@@ -114,7 +114,7 @@ def link_preload(build_dir: Path, cc: str) -> Path:
     """asan_with_fuzzer.so: ASan (+UBSan) runtime without preinit, and libFuzzer without main."""
     cxx = cc.replace("clang", "clang++")
     if shutil.which(cxx) is None:
-        raise SystemExit(f"build.py: {cxx} not found (it comes with clang)")
+        raise SystemExit(f"build_native.py: {cxx} not found (it comes with clang)")
     asan = runtime_library(cc, "libclang_rt.asan-x86_64.a")
     fuzzer = runtime_library(cc, "libclang_rt.fuzzer_no_main-x86_64.a")
     work = build_dir / "runtime"
@@ -133,7 +133,7 @@ def check(build_dir: Path, module: Path) -> None:
     symbols = _run(["nm", "-D", module])
     for prefix in ("__asan_", "__ubsan_handle_", "__sanitizer_cov_"):
         if prefix not in symbols:
-            raise SystemExit(f"build.py: {module.name} has no {prefix}* symbol: not instrumented")
+            raise SystemExit(f"build_native.py: {module.name} has no {prefix}* symbol: not instrumented")
     env = dict(os.environ)
     env.update(fuzz_env(build_dir))
     probe = (
@@ -154,7 +154,7 @@ def write_env(build_dir: Path) -> Path:
 def build(build_dir: Path = DEFAULT_BUILD_DIR, cc: str = "clang-14") -> Path:
     """Build everything into ``build_dir``; return it."""
     if shutil.which(cc) is None:
-        raise SystemExit(f"build.py: {cc} not found (Debian: apt-get install clang-14 libclang-rt-14-dev)")
+        raise SystemExit(f"build_native.py: {cc} not found (Debian: apt-get install clang-14 libclang-rt-14-dev)")
     build_dir = build_dir.resolve()
     copy_sources(build_dir)
     module = build_extension(build_dir, cc)
