@@ -1,6 +1,9 @@
 """The native number reader and writer against ``float()`` / ``int()``, bit for bit (atheris / libFuzzer).
 
-Reader (first byte even): the rest of the input, with runs expanded (a byte 0xFF followed
+Reader (first byte even): with bit 3 set, the rest of the input builds a number text
+field by field (``structured``: sign, integer part, fraction, exponent, each with a
+long run of zeros a few bytes away); with bit 3 clear, the rest of the input, with runs
+expanded (a byte 0xFF followed
 by two bytes ``hi lo`` repeats the previous character ``2 * (hi * 256 + lo)`` times, so a
 short input can stand for ``0.`` + 99,999 zeros + ``1e1000000``), is a number text ``t``.
 Bits 1-2 of the first byte wrap it: ``t``, ``[t]``, ``{"n":t}``, ``[t,-t]`` (``-`` prefixed).
@@ -24,7 +27,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _common import errors, float_bits, fuzz_main, outcome, pure, same  # noqa: E402
+from _common import Bytes, errors, float_bits, fuzz_main, outcome, pure, same  # noqa: E402
 
 _NUMBER = re.compile(rb"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
 _MAX_EXPANDED = 1 << 17
@@ -46,6 +49,50 @@ def expand(data: bytes) -> bytes:
         if len(out) >= _MAX_EXPANDED:
             break
     return bytes(out)
+
+
+def _digits(src: Bytes, n: int) -> bytes:
+    return bytes(0x30 + src.byte() % 10 for _ in range(n))
+
+
+def _run(src: Bytes) -> bytes:
+    """A run of zeros: short (0-15), any length up to 131,070, or round (m * 10**k, 1 <= m <= 8,
+    k <= 5, give or take 256): the lengths a hand-made document uses, where one part's size
+    offsets another's."""
+    b = src.byte()
+    if b < 0x80:
+        n = b & 15
+    elif b < 0xC0:
+        n = 2 * src.int_(2)
+    else:
+        n = max(0, (1 + (b & 7)) * 10 ** min((b >> 3) & 7, 5) + 2 * (src.byte() - 128))
+    return b"0" * n
+
+
+def structured(src: Bytes) -> bytes:
+    """A number text built field by field: sign, integer part, fraction, exponent.
+
+    Each part may hold a long run of zeros (``_run``) and the exponent up to 12 digits,
+    so the families where the size of one part offsets another (``0.`` + zeros + ``1e``
+    + a 7-digit exponent; ``1`` + zeros + ``e-`` + a big exponent) are a few fuzz bytes
+    away.  Some bytes are not digits, so grammar errors occur too.
+    """
+    head = src.byte()
+    out = bytearray(b"-" if head & 1 else b"")
+    if head & 2:
+        out += b"0"
+    else:
+        out += bytes([0x31 + src.byte() % 9]) + _run(src) + _digits(src, src.byte() % 20)
+    if head & 4:
+        out += b"." + _run(src) + _digits(src, src.byte() % 20)
+    if head & 8:
+        out += b"eE"[(head >> 4) & 1 : ((head >> 4) & 1) + 1]
+        out += (b"", b"+", b"-", b"-")[(head >> 5) & 3]
+        out += _run(src)[:40] + _digits(src, src.byte() % 13)
+    if head & 0x80:  # a stray byte somewhere: grammar errors at every position
+        at = src.int_(3) % (len(out) + 1)
+        out[at:at] = bytes([src.byte()])
+    return bytes(out[:_MAX_EXPANDED])
 
 
 def wrap(flags: int, t: bytes) -> bytes:
@@ -70,7 +117,7 @@ def oracle(t: bytes):
 
 
 def check_reader(raw: bytes, twin) -> None:
-    t = expand(raw[1:])
+    t = structured(Bytes(raw[1:])) if raw[0] & 8 else expand(raw[1:])
     doc = wrap(raw[0], t)
     got = outcome(twin.decode, doc)
     same("decode (number)", raw, got, outcome(pure.decode, doc))
