@@ -16,7 +16,8 @@ Usage (from the repository root; the Python running it needs Cython, setuptools 
    the headers (``native/*.h``) are C and gcov reports them by line; the Cython sources
    (``_core_c.pyx``, ``native/*.pxi``) are mapped through the ``/* "native/x.pxi":N``
    comments Cython writes above the C code of each source line (what Cython's own
-   coverage plugin reads).  A source line is executable when some C line mapped to it
+   coverage plugin reads), and their verbatim C (``cdef extern from *`` blocks), which
+   Cython copies into the C file without such comments, by finding its text there.  A source line is executable when some C line mapped to it
    is, covered when one of those ran;
 4. prints one line per file (executable lines, covered lines, percent) and the total, and
    writes ``uncovered.txt`` in ``--work``: every executable line that never ran, with its
@@ -101,6 +102,45 @@ def map_cython(c_file: Path, c_counts: Dict[int, int]) -> Dict[str, Dict[int, in
     return mapped
 
 
+def _verbatim_blocks(lines):
+    """(first source line number, lines) of each ``cdef extern from *:`` C block of a Cython file."""
+    blocks = []
+    i = 0
+    while i < len(lines):
+        if lines[i].strip().startswith("cdef extern from *") and i + 1 < len(lines) and lines[i + 1].strip() == '"""':
+            j = i + 2
+            while j < len(lines) and lines[j].strip() != '"""':
+                j += 1
+            blocks.append((i + 3, lines[i + 2 : j]))
+            i = j
+        i += 1
+    return blocks
+
+
+def map_verbatim(c_lines, c_counts: Dict[int, int], source_lines) -> Dict[int, int]:
+    """Counts of a Cython file's verbatim C (``cdef extern from *`` blocks), found in the C file by text."""
+    table: Dict[int, int] = {}
+    for first_no, block in _verbatim_blocks(source_lines):
+        wanted = [(first_no + k, text.strip()) for k, text in enumerate(block) if text.strip()]
+        if not wanted:
+            continue
+        for start in (n for n, text in enumerate(c_lines) if text.strip() == wanted[0][1]):
+            pairs, j = [], start
+            for src_no, text in wanted:
+                while j < len(c_lines) and not c_lines[j].strip():
+                    j += 1
+                if j >= len(c_lines) or c_lines[j].strip() != text:
+                    break
+                pairs.append((src_no, j + 1))
+                j += 1
+            else:
+                for src_no, c_no in pairs:
+                    if c_no in c_counts:
+                        table[src_no] = max(table.get(src_no, 0), c_counts[c_no])
+                break
+    return table
+
+
 def report(work: Path, gcno: Path) -> Dict[str, Tuple[int, int]]:
     counts = gcov_lines(work, gcno)
     c_file = work / "native" / "_core_c.c"
@@ -113,6 +153,14 @@ def report(work: Path, gcno: Path) -> Dict[str, Tuple[int, int]]:
             for src, t in map_cython(c_file, table).items():
                 key = src if src.startswith("native/") else f"native/{Path(src).name}"
                 per_file[key] = t
+            c_lines = c_file.read_text("utf-8", "replace").splitlines()
+            for source in sorted((work / "native").glob("*.p[xy][xi]")):
+                key = f"native/{source.name}"
+                extra = map_verbatim(c_lines, table, source.read_text("utf-8").splitlines())
+                if extra:
+                    merged = dict(per_file.get(key, {}))
+                    merged.update(extra)
+                    per_file[key] = merged
     summary: Dict[str, Tuple[int, int]] = {}
     uncovered = []
     for key in sorted(per_file):
