@@ -70,7 +70,7 @@ DOCUMENTS = {
     # more open members than the writer's 48 inline slots, more than 24 names to sort
     "wide object": _members(70),
     # an array of records: the value tree grows past its inline capacity, containers settle
-    "many records": [{"id": i, "tags": ["a", "b", str(i)], "w": i / 7} for i in range(300)],
+    "many records": [{"id": i, "tags": ["a", "b", str(i)], "w": i / 7} for i in range(100)],
     # deeper than the inline frame stack
     "deep": _nested(60),
     # 16 KiB or more: the decoder takes finished containers off the collector's lists
@@ -105,7 +105,7 @@ def test_canonicalize_survives_every_allocation_failure(impl, name):
     assert _every_failure_point(lambda: impl.canonicalize(value), expected) > 0
 
 
-@pytest.mark.parametrize("chunk_size", [1, 64, 65536])
+@pytest.mark.parametrize("chunk_size", [1, 65536])
 @pytest.mark.parametrize("name", sorted(DOCUMENTS))
 def test_canonicalize_into_survives_every_allocation_failure(impl, name, chunk_size):
     value = DOCUMENTS[name]
