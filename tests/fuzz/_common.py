@@ -185,9 +185,21 @@ def fuzz_main(check: Callable[[bytes, Any], None], argv: Optional[list] = None) 
     import atheris
 
     twin = twins_for_fuzzing()
+    argv = list(sys.argv if argv is None else argv)
+    if any(a.startswith(("-merge=", "-fork=", "-jobs=", "-workers=")) for a in argv[1:]):
+        # These modes re-run argv[0] as a program: hand libFuzzer a shim that runs this
+        # interpreter on the harness (the harness file itself is not executable).
+        import stat
+        import tempfile
+
+        fd, shim = tempfile.mkstemp(prefix="ajpcore-fuzz-", suffix=".sh")
+        os.write(fd, f'#!/bin/sh\nexec "{sys.executable}" "{os.path.abspath(argv[0])}" "$@"\n'.encode())
+        os.close(fd)
+        os.chmod(shim, stat.S_IRWXU)
+        argv[0] = shim
 
     def one_input(data: bytes) -> None:
         check(data, twin)
 
-    atheris.Setup(sys.argv if argv is None else argv, one_input)
+    atheris.Setup(argv, one_input)
     atheris.Fuzz()

@@ -101,6 +101,8 @@ def merge(target: str, build_dir: Path, work: Path) -> None:
     cmd = [sys.executable, str(HERE / f"fuzz_{target}.py"), "-merge=1", f"-max_len={MAX_LEN[target]}",
            "-rss_limit_mb=3072", "-timeout=25", str(fresh), *map(str, sources)]
     subprocess.run(cmd, env=env, cwd=str(build_dir), check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if not any(fresh.iterdir()):
+        raise SystemExit(f"run_all.py: merging {target} gave no file; tests/fuzz/corpus/{target} left as it was")
     dest = HERE / "corpus" / target
     shutil.rmtree(dest, ignore_errors=True)
     shutil.copytree(fresh, dest)
