@@ -137,7 +137,7 @@ def package(session: nox.Session) -> None:
 # tests/fuzz/build_native.py builds ajpcore._core_c with clang-14 (ASan + UBSan + libFuzzer coverage) in a
 # scratch dir; tests/fuzz/run_all.py runs every harness there for FUZZ_SECONDS each, two at a time,
 # on the committed seed corpus and regression inputs (tests/fuzz/corpus, tests/fuzz/regressions).
-# A crash, a sanitizer report or a twin disagreement fails the job.  Whole job: about 4 minutes
+# A crash, a sanitizer report or a twin disagreement fails the job.  Whole job: 3-4 minutes
 # (budget 8).  .ci/run installs clang-14 and libclang-rt-14-dev when they are missing.
 FUZZ_SECONDS = 50
 """Seconds each fuzz target runs in CI (6 targets, 2 at a time)."""
