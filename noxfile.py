@@ -17,6 +17,9 @@
   tests/test_docs_snippets.py (every ``python`` block of every page runs).
 - ``a2a_interop``: ``ajpcore.a2a`` against the pinned A2A SDKs (a2a-python in its own venv,
   @a2a-js/sdk from ``.ci/run``'s npm ci of tests/interop-a2a).
+
+- ``fuzz``: the native core built with clang (ASan + UBSan + libFuzzer coverage), every
+  harness of tests/fuzz fuzzed for a fixed time on the committed corpus (tests/fuzz/README.md).
 """
 
 from __future__ import annotations
@@ -253,3 +256,29 @@ def a2a_interop(session: nox.Session) -> None:
     session.install(".", "pytest>=7", "hypothesis>=6.100", "pytest-benchmark>=4", A2A_SDK_PIN)
     session.run("pytest", "-q", "-p", "no:randomly", "tests/test_a2a_interop.py", "bench/test_a2a.py", "--benchmark-disable")
 # --- end A2A SDK interop ---------------------------------------------------------------------------
+
+# --- fuzz: coverage-guided fuzzing of the native core (issue 20 §5) ----------------------------
+# tests/fuzz/build_native.py builds ajpcore._core_c with clang-14 (ASan + UBSan + libFuzzer coverage) in a
+# scratch dir; tests/fuzz/run_all.py runs every harness there for FUZZ_SECONDS each, two at a time,
+# on the committed seed corpus and regression inputs (tests/fuzz/corpus, tests/fuzz/regressions).
+# A crash, a sanitizer report or a twin disagreement fails the job.  Whole job: 3-4 minutes
+# (budget 8).  .ci/run installs clang-14 and libclang-rt-14-dev when they are missing.
+FUZZ_SECONDS = 50
+"""Seconds each fuzz target runs in CI (6 targets, 2 at a time)."""
+
+
+@nox.session(python=TOOLS_PYTHON)
+def fuzz(session: nox.Session) -> None:
+    """Build the sanitized, coverage-instrumented native core and fuzz every harness for a fixed time."""
+    _clean_env(session)
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]
+    # The package's run-time dependencies and the fuzz extra; ajpcore itself is imported from
+    # the instrumented scratch build (PYTHONPATH), never installed here.
+    session.install(*meta["dependencies"], *meta["optional-dependencies"]["fuzz"])
+    build_dir = Path(tempfile.mkdtemp(prefix="ajpcore-fuzz-build-"))
+    session.run("python", str(ROOT / "tests" / "fuzz" / "build_native.py"), "--build-dir", str(build_dir))
+    session.run(
+        "python", str(ROOT / "tests" / "fuzz" / "run_all.py"), "--build-dir", str(build_dir),
+        "--seconds", str(FUZZ_SECONDS), "--jobs", "2", "--work", str(build_dir / "run"),
+    )
+# --- end fuzz -----------------------------------------------------------------------------------

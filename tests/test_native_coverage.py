@@ -1,0 +1,149 @@
+"""The native core's allocation-failure paths, on both twins (issue 20 §5: cover what the suite does not).
+
+Line coverage of ``native/`` from the rest of the suite (tests/fuzz/native_coverage.py)
+left these lines unrun: the ``raise MemoryError()`` after each ``PyMem_Malloc`` /
+``PyMem_Realloc`` that grows a stack or a buffer (the writer, its member stack, the
+decoder's value tree, frame stack and settled-container list, a long number's text),
+the clean-up that drops references when a container cannot be completed, and the
+allocation-free sort used when the merge sort's scratch cannot be had.  Those paths
+handle borrowed and owned references under failure, where refcount bugs live.
+
+Each test makes exactly one allocation fail (CPython's ``_testcapi.set_nomemory(k, k + 1)``:
+the k-th PyMem / PyObject / raw allocation from now on fails), for every k from 0 until
+the call completes with no failure left to inject, and asserts the call either gives the
+right result or raises ``MemoryError``, and that afterwards the twin gives the right
+result again.  Run under the sanitizer build (tests/fuzz/README.md), a double free or a
+use after free on these paths is reported.
+"""
+
+import gc
+
+import pytest
+
+_testcapi = pytest.importorskip("_testcapi", reason="CPython's _testcapi (set_nomemory) is not built")
+
+pytestmark = pytest.mark.skipif(not hasattr(_testcapi, "set_nomemory"), reason="_testcapi.set_nomemory missing")
+
+_MAX_POINTS = 8000
+
+
+def _every_failure_point(call, expected):
+    """Fail the k-th allocation of ``call()`` for k = 0, 1, ...; return how many points failed it."""
+    failed = streak = 0
+    for k in range(_MAX_POINTS):
+        result = error = None
+        _testcapi.set_nomemory(k, k + 1)
+        try:
+            result = call()
+        except MemoryError as exc:
+            error = exc
+        finally:
+            _testcapi.remove_mem_hooks()
+        if error is not None:
+            failed += 1
+            streak = 0
+            continue
+        assert result == expected, f"allocation {k} failed: wrong result"
+        streak += 1
+        if streak >= 64:
+            # Past every allocation the call makes (or past every one whose failure it
+            # notices): 64 completed calls in a row.
+            break
+    gc.collect()
+    assert call() == expected
+    return failed
+
+
+def _members(n, prefix="m"):
+    # Names in reverse order so the writer must sort them; values of several kinds.
+    return {f"{prefix}{i:04d}": ([i, -i * 1.5, None, "é" * (i % 3)] if i % 4 == 0 else i) for i in range(n, 0, -1)}
+
+
+def _nested(depth):
+    value = {"k": [1, 2, {"z": None}]}
+    for i in range(depth):
+        value = [value] if i % 2 else {"d": value}
+    return value
+
+
+DOCUMENTS = {
+    # more open members than the writer's 48 inline slots, more than 24 names to sort
+    "wide object": _members(70),
+    # an array of records: the value tree grows past its inline capacity, containers settle
+    "many records": [{"id": i, "tags": ["a", "b", str(i)], "w": i / 7} for i in range(100)],
+    # deeper than the inline frame stack
+    "deep": _nested(60),
+    # 16 KiB or more: the decoder takes finished containers off the collector's lists
+    "large document": {"pad": "x" * 17000, "items": [{"i": i, "l": [i]} for i in range(12)]},
+    # more than 12 names: the duplicate check through a dict of names
+    "many names": {f"k{i}": {f"n{j}": j for j in range(20)} for i in range(30)},
+}
+TEXTS = {
+    **{name: None for name in DOCUMENTS},
+    # a number text longer than the reader's stack buffer goes through PyMem_Malloc
+    "long number": b"[0." + b"1" * 900 + b"e-5, -12345678901234567890123456789e-10]",
+}
+
+
+@pytest.mark.parametrize("name", sorted(TEXTS))
+def test_decode_survives_every_allocation_failure(impl, name):
+    if TEXTS[name] is None:
+        from ajpcore._core_py import canonicalize
+
+        data = canonicalize(DOCUMENTS[name])
+    else:
+        data = TEXTS[name]
+    expected = impl.decode(data)
+    failed = _every_failure_point(lambda: impl.decode(data), expected)
+    assert failed > 0, "no allocation failure reached the decoder"
+
+
+@pytest.mark.parametrize("name", sorted(DOCUMENTS))
+def test_canonicalize_survives_every_allocation_failure(impl, name):
+    value = DOCUMENTS[name]
+    expected = impl.canonicalize(value)
+    assert _every_failure_point(lambda: impl.canonicalize(value), expected) > 0
+
+
+@pytest.mark.parametrize("chunk_size", [1, 65536])
+@pytest.mark.parametrize("name", sorted(DOCUMENTS))
+def test_canonicalize_into_survives_every_allocation_failure(impl, name, chunk_size):
+    value = DOCUMENTS[name]
+    expected = impl.canonicalize(value)
+
+    def streamed():
+        chunks = []
+        total = impl.canonicalize_into(value, chunks.append, chunk_size=chunk_size)
+        out = b"".join(chunks)
+        assert total == len(out)
+        return out
+
+    _every_failure_point(streamed, expected)
+
+
+def test_reentrant_writer_survives_every_allocation_failure(impl):
+    """A ``write`` callback that canonicalizes again needs a second Writer (the spare is in use)."""
+    value = _members(30)
+    inner_value = {"inner": [_members(5), [1, [2, [3.5, "x" * 5000]]]]}  # not a fast-path shape
+    inner = impl.canonicalize(inner_value)
+    expected = (impl.canonicalize(value), [inner] * 4)
+
+    def reentrant():
+        seen = []
+        chunks = []
+
+        def write(chunk):
+            chunks.append(chunk)
+            if len(seen) < 4:
+                seen.append(impl.canonicalize(inner_value))
+
+        impl.canonicalize_into(value, write, chunk_size=16)
+        return b"".join(chunks), seen
+
+    _every_failure_point(reentrant, expected)
+
+
+def test_hmac_signature_survives_every_allocation_failure(impl):
+    body = {**_members(40), "signature": "sha256:" + "0" * 64}
+    expected = impl.hmac_sha256_signature(body, b"k" * 40, chunk_size=32)
+    _every_failure_point(lambda: impl.hmac_sha256_signature(body, b"k" * 40, chunk_size=32), expected)
