@@ -98,7 +98,7 @@ def pure(session: nox.Session) -> None:
 def mypy(session: nox.Session) -> None:
     """``mypy --strict -p ajpcore`` (configuration in pyproject.toml)."""
     _clean_env(session)
-    session.install("mypy>=1.11", ".[strategies]")
+    session.install("mypy>=1.11", ".[strategies,redis]")  # redis-py ships its types (py.typed)
     session.run("mypy", "--strict", "-p", "ajpcore")
 
 

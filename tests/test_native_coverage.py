@@ -17,6 +17,7 @@ use after free on these paths is reported.
 """
 
 import gc
+import sys
 
 import pytest
 
@@ -25,6 +26,17 @@ _testcapi = pytest.importorskip("_testcapi", reason="CPython's _testcapi (set_no
 pytestmark = pytest.mark.skipif(not hasattr(_testcapi, "set_nomemory"), reason="_testcapi.set_nomemory missing")
 
 _MAX_POINTS = 8000
+
+# CPython 3.12 and 3.13 (seen on 3.12.1 and 3.13.0) are not themselves safe under injected
+# allocation failure: on 3.13 decode's dict building returns a value with a MemoryError still set
+# (SystemError) and later crashes in dict_dealloc, and on both canonicalize_into crashes -- for the
+# pure twin exactly as for the native one, and for 0.2.0's native core (ea59318) alike, so the
+# interpreter, not ajpcore, is what fails. 3.10 and 3.11 pass every failure point on both twins;
+# these tests run there (reported in issue 20's note).
+pytestmark = [
+    pytestmark,
+    pytest.mark.skipif(sys.version_info[:2] >= (3, 12), reason="CPython 3.12+ crashes in its own code under _testcapi.set_nomemory"),
+]
 
 
 def _every_failure_point(call, expected):
