@@ -110,6 +110,12 @@ def _resolved(result: Any) -> Tuple[Declaration, str]:
 
 
 _UNREACHABLE = (OSError, asyncio.TimeoutError)
+
+
+def _fetch_failed(exc: BaseException) -> DeclarationUnreachable:
+    """A resolver's network failure as the reference SDK's ``DECLARATION_UNREACHABLE``."""
+    return DeclarationUnreachable(f"sender declaration could not be fetched: {exc}")
+
 _GATED_PAIRS = 4096
 """How many admitted (provenance_id, declaration_url) pairs a Receiver remembers (oldest out first)."""
 
@@ -249,15 +255,26 @@ class Receiver:
 
     # -- receive --------------------------------------------------------------------------------
 
+    def _shape(self, data: Any, now: Any) -> Tuple[JobOffer, int, int, Optional[ReceivedOffer]]:
+        """The start both forms share: the accepted shape, and a human sender's offer whole (it needs no store)."""
+        offer, now_us, expires_us = _accepted_shape(data, now, self.skew, self.max_lifetime, self._recipients)
+        if offer._raw["from"]["type"] != "human":
+            return offer, now_us, expires_us, None
+        secret = self._human_secret(offer)
+        offer.verify(secret=secret, any_scheme=True)
+        return offer, now_us, expires_us, ReceivedOffer(offer, None, replay_identity(secret=secret), offer_digest(offer))
+
+    def _agent_received(self, offer: JobOffer, identity: SenderIdentity) -> ReceivedOffer:
+        """The end both forms share: the offer's one signature check under the established key."""
+        offer.verify(public_key=identity.public_key, backend=self.backend, any_scheme=True)
+        return ReceivedOffer(offer, identity, "ed25519:" + identity.fingerprint, offer_digest(offer))
+
     def _checked(self, data: Any, now: Any) -> Tuple[ReceivedOffer, int, int]:
         """Everything but the replay guard, sync: ``(received, now_us, expires_us)``."""
-        offer, now_us, expires_us = _accepted_shape(data, now, self.skew, self.max_lifetime, self._recipients)
-        raw = offer._raw
-        if raw["from"]["type"] == "human":
-            secret = self._human_secret(offer)
-            offer.verify(secret=secret, any_scheme=True)
-            return ReceivedOffer(offer, None, replay_identity(secret=secret), offer_digest(offer)), now_us, expires_us
-        provenance_id, url = self._declaration_url(raw)
+        offer, now_us, expires_us, human = self._shape(data, now)
+        if human is not None:
+            return human, now_us, expires_us
+        provenance_id, url = self._declaration_url(offer._raw)
         if self._resolver_async:
             raise KeyUsageError("the declaration resolver is asynchronous: call `receive_async` / `answer_offer_async`")
         assert self._resolver is not None
@@ -268,7 +285,7 @@ class Receiver:
         except AjpError:
             raise
         except _UNREACHABLE as exc:
-            raise DeclarationUnreachable(f"sender declaration could not be fetched: {exc}") from None
+            raise _fetch_failed(exc) from None
         declaration, retrieved_from = _resolved(fetched)
         identity = self._identity(offer, now_us, declaration, retrieved_from)
         pins = self.pins
@@ -277,9 +294,7 @@ class Receiver:
             checked = check(identity.provenance_id, identity.fingerprint, identity.public_key)
             if checked is not None:  # a coroutine: an async store in the sync form
                 _no_coroutine(checked, "`pins`")
-        offer.verify(public_key=identity.public_key, backend=self.backend, any_scheme=True)
-        received = ReceivedOffer(offer, identity, "ed25519:" + identity.fingerprint, offer_digest(offer))
-        return received, now_us, expires_us
+        return self._agent_received(offer, identity), now_us, expires_us
 
     def receive(self, data: Union[bytes, bytearray, memoryview, str, JobOffer], *, now: Any) -> ReceivedOffer:
         """Bytes off the wire -> the accepted offer and its sender, or the refusal (an ``AjpError``).
@@ -317,13 +332,10 @@ class Receiver:
         return result
 
     async def _checked_async(self, data: Any, now: Any) -> Tuple[ReceivedOffer, int, int]:
-        offer, now_us, expires_us = _accepted_shape(data, now, self.skew, self.max_lifetime, self._recipients)
-        raw = offer._raw
-        if raw["from"]["type"] == "human":
-            secret = self._human_secret(offer)
-            offer.verify(secret=secret, any_scheme=True)
-            return ReceivedOffer(offer, None, replay_identity(secret=secret), offer_digest(offer)), now_us, expires_us
-        provenance_id, url = self._declaration_url(raw)
+        offer, now_us, expires_us, human = self._shape(data, now)
+        if human is not None:
+            return human, now_us, expires_us
+        provenance_id, url = self._declaration_url(offer._raw)
         resolver = self._resolver
         assert resolver is not None
         try:
@@ -339,15 +351,13 @@ class Receiver:
         except AjpError:
             raise
         except _UNREACHABLE as exc:
-            raise DeclarationUnreachable(f"sender declaration could not be fetched: {exc}") from None
+            raise _fetch_failed(exc) from None
         declaration, retrieved_from = _resolved(fetched)
         identity = self._identity(offer, now_us, declaration, retrieved_from)
         pins = self.pins
         if pins is not None:
             await self._call(pins, pins.check, identity.provenance_id, identity.fingerprint, identity.public_key)
-        offer.verify(public_key=identity.public_key, backend=self.backend, any_scheme=True)
-        received = ReceivedOffer(offer, identity, "ed25519:" + identity.fingerprint, offer_digest(offer))
-        return received, now_us, expires_us
+        return self._agent_received(offer, identity), now_us, expires_us
 
     async def receive_async(self, data: Union[bytes, bytearray, memoryview, str, JobOffer], *, now: Any) -> ReceivedOffer:
         """``receive`` for async hosts: awaits an async resolver and async stores, runs blocking sync ones in a thread."""
