@@ -9,7 +9,8 @@
 - ``mypy``: ``mypy --strict -p ajpcore``.
 - ``callgrind``: instructions per call of the hot paths under valgrind, ajpcore against orjson;
   fails when a ratio is more than 3 % above ``bench/callgrind_baseline.json``.
-- ``scalar``: the decode and canonicalize twin tests on a native core built without SIMD.
+- ``simd``: the decode and canonicalize twin tests on every SIMD level of the native core
+  (``AJPCORE_SIMD``), and on a core built with ``-DAJPCORE_NO_SIMD``.
 - ``package``: ``python -m build``; the wheel, and the sdist built without a compiler,
   each installed in a fresh venv outside the clone, run ``ajpcore --version`` and the demo.
 - ``docs``: the documentation site (mkdocs.yml, docs/), built ``--strict``, then checked by
@@ -175,30 +176,61 @@ def callgrind(session: nox.Session) -> None:
 # --- end callgrind --------------------------------------------------------------------------
 
 
-# --- scalar: the native core without its SIMD paths (issue 23) -------------------------------
-# native/decoder_scan.h and canonical_scan.h scan and copy 16 bytes a step with SSE2 where the
-# compiler targets it; -DAJPCORE_NO_SIMD builds the word-at-a-time paths instead.  This job
-# builds that core and runs the twin-differential decode and canonicalize tests on it, so the
-# paths x86-64 never takes stay tested.  About 2 minutes (the build, then ~1 minute of tests at
-# the quick hypothesis size): the twin-differential files that drive the scanning edges.
-SCALAR_TESTS = [
+# --- simd: every SIMD path of the native core (issue 23) ---------------------------------------
+# native/simd.h: an x86-64 build has the sse2 paths compiled in and takes the avx2 ones when the
+# CPU has AVX2 (picked at import; AJPCORE_SIMD=sse2 keeps the sse2 ones); a build with
+# -DAJPCORE_NO_SIMD has the scalar paths only.  The tests-3.X jobs run the best level; this job
+# runs the twin-differential decode and canonicalize tests once per run-time level of the usual
+# build, each forced, then on a -DAJPCORE_NO_SIMD build.  A level the CPU lacks skips with the
+# reason, and fails under CI=true.  About 3 minutes at the quick hypothesis size.
+SIMD_TESTS = [
+    "tests/test_backend.py",
     "tests/test_decode_fastpaths.py",
     "tests/test_decode_small_paths.py",
     "tests/test_decode_text_names.py",
+    "tests/test_decode_long_fractions.py",
+    "tests/test_decode_exponents.py",
+    "tests/test_decode_properties.py",
+    "tests/test_jsontestsuite.py",
     "tests/test_canonical_fastpaths.py",
+    "tests/test_canonical_properties.py",
 ]
+SIMD_LEVELS = ("scalar", "sse2", "avx2")
+"""As ``ajpcore._core_c.SIMD_LEVELS``: the job checks the installed core says the same."""
 
 
 @nox.session(python=TOOLS_PYTHON)
-def scalar(session: nox.Session) -> None:
-    """The decode and canonicalize twin tests on a native core built with -DAJPCORE_NO_SIMD."""
+def simd(session: nox.Session) -> None:
+    """The decode and canonicalize twin tests on every SIMD level (AJPCORE_SIMD), and on a -DAJPCORE_NO_SIMD build."""
     _clean_env(session, AJPCORE_REQUIRE_EXTENSIONS="1", AJPCORE_HYPOTHESIS_SIZE="quick")
     session.install("pytest>=7", "hypothesis>=6.100")
-    session.install("--no-cache-dir", ".", env={"CFLAGS": "-DAJPCORE_NO_SIMD"})  # no cached SIMD wheel
-    session.chdir(tempfile.mkdtemp(prefix="ajpcore-scalar-"))  # the installed core, not the source tree
-    session.run("pytest", "-q", "-p", "no:randomly", "--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml"),
-                *[str(ROOT / t) for t in SCALAR_TESTS])
-# --- end scalar ------------------------------------------------------------------------------
+    session.install("--no-cache-dir", ".")  # built here: no wheel cached by another job's flags
+    session.chdir(tempfile.mkdtemp(prefix="ajpcore-simd-"))  # the installed core, not the source tree
+    probe = "import ajpcore._core_c as c; print(' '.join(c.SIMD_LEVELS)); print(' '.join(c.SIMD_AVAILABLE))"
+    known, available = (session.run("python", "-c", probe, silent=True) or "").strip().splitlines()
+    if tuple(known.split()) != SIMD_LEVELS:
+        session.error(f"the native core's SIMD levels are {known!r}, this job knows {SIMD_LEVELS}")
+    pytest = ("pytest", "-q", "-p", "no:randomly", "--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml"),
+              *[str(ROOT / t) for t in SIMD_TESTS])
+    ran = []
+    for level in SIMD_LEVELS[1:]:  # scalar: the -DAJPCORE_NO_SIMD build below
+        if level not in available.split():
+            message = f"SIMD level {level}: this CPU or build does not have it (available: {available})"
+            if os.environ.get("CI", "").strip().lower() in ("1", "true", "yes", "on"):
+                session.error(message + "; under CI=true every level must run")
+            session.warn(message + ": skipped")
+            continue
+        session.log(f"SIMD level {level} (AJPCORE_SIMD={level})")
+        session.run(*pytest, env={"AJPCORE_SIMD": level})
+        ran.append(level)
+    session.log("SIMD level scalar: a core built with -DAJPCORE_NO_SIMD")
+    session.install("--no-cache-dir", "--force-reinstall", "--no-deps", str(ROOT), env={"CFLAGS": "-DAJPCORE_NO_SIMD"})
+    available = (session.run("python", "-c", probe, silent=True) or "").strip().splitlines()[1]
+    if available != "scalar":
+        session.error(f"the -DAJPCORE_NO_SIMD build reports the levels {available!r}, not 'scalar'")
+    session.run(*pytest, env={"AJPCORE_SIMD": "scalar"})
+    session.log(f"SIMD levels tested: {', '.join(ran + ['scalar'])}")
+# --- end simd --------------------------------------------------------------------------------
 # --- docs: the documentation site (issue 24) ------------------------------------------------------
 # Builds the site with the pinned docs/requirements.txt (warnings are errors: mkdocs.yml sets
 # strict, and validation of links and anchors), then runs the site checks and every page's
@@ -261,10 +293,14 @@ def a2a_interop(session: nox.Session) -> None:
 # tests/fuzz/build_native.py builds ajpcore._core_c with clang-14 (ASan + UBSan + libFuzzer coverage) in a
 # scratch dir; tests/fuzz/run_all.py runs every harness there for FUZZ_SECONDS each, two at a time,
 # on the committed seed corpus and regression inputs (tests/fuzz/corpus, tests/fuzz/regressions).
-# A crash, a sanitizer report or a twin disagreement fails the job.  Whole job: 3-4 minutes
-# (budget 8).  .ci/run installs clang-14 and libclang-rt-14-dev when they are missing.
+# The decode, canonicalize and number targets run at every SIMD level (native/simd.h): sse2 and
+# avx2 share their time on that build, then a -DAJPCORE_NO_SIMD build runs them at the scalar
+# level.  A crash, a sanitizer report or a twin disagreement fails the job.  Whole job: about 5
+# minutes (budget 8).  .ci/run installs clang-14 and libclang-rt-14-dev when they are missing.
 FUZZ_SECONDS = 50
-"""Seconds each fuzz target runs in CI (6 targets, 2 at a time)."""
+"""Seconds each fuzz target runs in CI (6 targets, 2 at a time; a SIMD target's time is shared by its levels)."""
+FUZZ_SCALAR_SECONDS = 20
+"""Seconds each SIMD target runs again on the -DAJPCORE_NO_SIMD build (the scalar level)."""
 
 
 @nox.session(python=TOOLS_PYTHON)
@@ -277,8 +313,18 @@ def fuzz(session: nox.Session) -> None:
     session.install(*meta["dependencies"], *meta["optional-dependencies"]["fuzz"])
     build_dir = Path(tempfile.mkdtemp(prefix="ajpcore-fuzz-build-"))
     session.run("python", str(ROOT / "tests" / "fuzz" / "build_native.py"), "--build-dir", str(build_dir))
+    # The SIMD targets share their time between the levels the build runs (sse2, avx2) ...
     session.run(
         "python", str(ROOT / "tests" / "fuzz" / "run_all.py"), "--build-dir", str(build_dir),
-        "--seconds", str(FUZZ_SECONDS), "--jobs", "2", "--work", str(build_dir / "run"),
+        "--seconds", str(FUZZ_SECONDS), "--jobs", "2", "--simd", "all", "--work", str(build_dir / "run"),
+    )
+    # ... and run again on a -DAJPCORE_NO_SIMD build, the scalar level (native/simd.h).
+    scalar_dir = Path(tempfile.mkdtemp(prefix="ajpcore-fuzz-build-scalar-"))
+    session.run("python", str(ROOT / "tests" / "fuzz" / "build_native.py"), "--build-dir", str(scalar_dir),
+                "--cflags=-DAJPCORE_NO_SIMD")
+    session.run(
+        "python", str(ROOT / "tests" / "fuzz" / "run_all.py"), "--build-dir", str(scalar_dir),
+        "--seconds", str(FUZZ_SCALAR_SECONDS), "--jobs", "2", "--simd", "scalar",
+        "--targets", "decode,canonicalize,numbers", "--work", str(scalar_dir / "run"),
     )
 # --- end fuzz -----------------------------------------------------------------------------------

@@ -4,6 +4,8 @@
 ``AJPCORE_REQUIRE_EXTENSIONS`` makes a missing native core an ImportError naming
 it and how to build it; otherwise the native core is used when it imports.
 Decided once, at import.  ``PURE_REASON`` says why the pure twin runs (None: native).
+``SIMD`` is the native core's vector level (``"avx2"``, ``"sse2"`` or ``"scalar"``: the best
+the CPU has, or the one ``AJPCORE_SIMD`` forces; see native/simd.h), None on the pure twin.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import importlib
 import os
 from typing import TYPE_CHECKING, Optional
 
-__all__ = ["BACKEND", "PURE_REASON", "impl"]
+__all__ = ["BACKEND", "PURE_REASON", "SIMD", "impl"]
 
 _TRUE = {"1", "true", "yes", "on"}
 _BUILD_HINT = (
@@ -45,3 +47,4 @@ else:
         impl = importlib.import_module("ajpcore._core_py")
 
 BACKEND = "c" if PURE_REASON is None else "py"
+SIMD: Optional[str] = getattr(impl, "SIMD", None) if BACKEND == "c" else None

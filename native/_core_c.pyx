@@ -156,6 +156,49 @@ cdef struct Writer:
     char scratch[_SCRATCH]
 
 
+# -- the SIMD level (native/simd.h): picked once, here, before any path can run --------------
+
+cdef extern from "simd.h":
+    int ajp_simd_lowest()
+    int ajp_simd_best()
+    void ajp_simd_set(int level)
+
+SIMD_LEVELS = ("scalar", "sse2", "avx2")
+"""The native core's SIMD levels, slowest first (see native/simd.h)."""
+SIMD_AVAILABLE = SIMD_LEVELS[ajp_simd_lowest():ajp_simd_best() + 1]
+"""The levels this build can run on this CPU, slowest first: the values ``AJPCORE_SIMD`` takes
+(``scalar`` is the level of a build without SSE2 or with ``-DAJPCORE_NO_SIMD``, ``sse2`` and
+``avx2`` those of an x86-64 build)."""
+
+
+cdef int _simd_init() except -1:
+    """The level to run at: the best this build and CPU have, or the one AJPCORE_SIMD forces.
+
+    Forcing is for tests and comparisons (every path stays tested on one machine); a level this
+    build cannot run here, or a name that is no level, stops the import with an ImportError that
+    says why, rather than running another path than the one asked for.
+    """
+    import os
+
+    asked = os.environ.get("AJPCORE_SIMD", "").strip().lower()
+    if asked in ("", "auto"):
+        level = SIMD_AVAILABLE[len(SIMD_AVAILABLE) - 1]
+    elif asked not in SIMD_LEVELS:
+        raise ImportError(f"AJPCORE_SIMD must be one of auto, {', '.join(SIMD_LEVELS)}; got {asked!r}")
+    elif asked not in SIMD_AVAILABLE:
+        why = ("a build option (CFLAGS=-DAJPCORE_NO_SIMD)" if asked == "scalar"
+               else "a path this build and CPU do not have")
+        raise ImportError(f"AJPCORE_SIMD={asked} asks for {why} (available: {', '.join(SIMD_AVAILABLE)})")
+    else:
+        level = asked
+    ajp_simd_set(SIMD_LEVELS.index(level))
+    return SIMD_LEVELS.index(level)
+
+
+SIMD = SIMD_LEVELS[_simd_init()]
+"""The SIMD level in use: ``"avx2"``, ``"sse2"`` or ``"scalar"``."""
+
+
 # One include per concern, in the order of the pure twin's modules (ajpcore/_core_py/):
 # read each .pxi beside the .py of the same name.
 include "number_format.pxi"

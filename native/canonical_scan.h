@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "simd.h"
+
 /* Index of the lowest set bit of x != 0. */
 static inline int ajp_ctz(unsigned int x) {
 #if defined(__GNUC__) || defined(__clang__)
@@ -34,9 +36,6 @@ static inline int ajp_word_needs_escape(uint64_t w) {
 /* Copies the leading bytes of Latin-1 text p[0..n) that are plain ASCII needing no
    escaping (RFC 8785 §3.2.2.2: not < 0x20, '"' or '\') to dst and returns how many.
    dst has room for n + 16 bytes: whole words are stored before they are checked. */
-#if defined(__SSE2__) && !defined(AJPCORE_NO_SIMD)
-#include <emmintrin.h>
-#endif
 static unsigned char ajp_escaped_byte[256];   /* 1 for < 0x20, '"', '\\', >= 0x80 */
 
 static void ajp_init_escaped_bytes(void) {
@@ -46,7 +45,7 @@ static void ajp_init_escaped_bytes(void) {
 
 static inline Py_ssize_t ajp_copy_clean_ascii(char *dst, const unsigned char *p, Py_ssize_t n) {
     Py_ssize_t i = 0;
-#if defined(__SSE2__) && !defined(AJPCORE_NO_SIMD)
+#if AJP_BUILD_SSE2
     const __m128i space = _mm_set1_epi8(0x20), quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
 /* Signed compare: bytes >= 0x80 are negative, so they stop the copy too. */
 #define AJP_BAD16(v) _mm_or_si128(_mm_cmplt_epi8((v), space), \
@@ -138,7 +137,7 @@ static inline Py_ssize_t ajp_copy_clean_ascii(char *dst, const unsigned char *p,
 /* ajp_word_needs_escape of two words at once (the halves of a short name): one vector
    compare where SSE2 is there (signed: bytes >= 0x80 answer yes too, as in the words). */
 static inline int ajp_words_need_escape(uint64_t a, uint64_t b) {
-#if defined(__SSE2__) && !defined(AJPCORE_NO_SIMD)
+#if AJP_BUILD_SSE2
     __m128i v = _mm_set_epi64x((long long)b, (long long)a);
     __m128i bad = _mm_or_si128(_mm_cmplt_epi8(v, _mm_set1_epi8(0x20)),
                                _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))));
@@ -215,7 +214,7 @@ static inline Py_ssize_t ajp_copy_clean_wide(int kind, char *dst, const void *da
     Py_ssize_t i = 0;
     const uint16_t *p2 = (const uint16_t *)data;
     const uint32_t *p4 = (const uint32_t *)data;
-#if defined(__SSE2__) && !defined(AJPCORE_NO_SIMD)
+#if AJP_BUILD_SSE2
     const __m128i space = _mm_set1_epi8(0x20), quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
     while (i + 8 <= n) {
         __m128i v;
@@ -263,7 +262,7 @@ static inline Py_ssize_t ajp_encode_wide_kind(const int kind, const void *data, 
     int streak = 0;
     while (i < end) {
         uint32_t c;
-#if defined(__SSE2__) && !defined(AJPCORE_NO_SIMD)
+#if AJP_BUILD_SSE2
         /* UCS-2 runs of 3-byte characters (CJK): 8 units checked at once (all >= 0x800 and
            none a surrogate), then each written with one 4-byte store, 3 bytes apart (the
            caller's room of 6 bytes a unit covers the store's one byte of overhang). */

@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "simd.h"
+
 /* ---------------------------------------------------------------------------
    Numbers: the correctly rounded binary64 of a decimal literal, as float(text) gives it,
    for the usual literals: Clinger's exact fast path (the significand and the power of ten

@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "simd.h"
+
 /* Index of the lowest-addressed flagged byte of a nonzero mask of 0x80 flags read from memory. */
 #if PY_LITTLE_ENDIAN
 #define AJPCORE_FIRST_FLAGGED(m) (__builtin_ctzll(m) >> 3)
@@ -16,8 +18,7 @@
 #define AJPCORE_FIRST_FLAGGED(m) (__builtin_clzll(m) >> 3)
 #endif
 
-#if defined(__SSE2__) && !defined(AJPCORE_NO_SIMD)
-#include <emmintrin.h>
+#if AJP_BUILD_SSE2
 /* Bit k set when byte k of p[0:16) is '"', '\', a control character or non-ASCII (the
    signed compare: bytes >= 0x80 are negative, so below 0x20 too). */
 static inline unsigned int ajpcore_stops16(const unsigned char *p) {
@@ -34,7 +35,7 @@ static inline unsigned int ajpcore_stops16(const unsigned char *p) {
    overall is the answer. */
 static inline Py_ssize_t ajpcore_scan_plain(const unsigned char *p, Py_ssize_t i, Py_ssize_t n) {
     const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
-#if defined(__SSE2__) && !defined(AJPCORE_NO_SIMD)
+#if AJP_BUILD_SSE2
     while (i + 16 <= n) {
         unsigned int m = ajpcore_stops16(p + i);
         if (m)
@@ -294,7 +295,7 @@ static inline Py_UCS4 ajpcore_short_escape(unsigned int e) {
 /* o[0:8) = the eight bytes of w (p[0:8)), each widened to T: SSE2 unpacks for 2- and 4-byte
    kinds (one and two 16-byte stores), one 8-byte store for 1-byte ones; the scalar loop
    without SSE2 or under AJPCORE_NO_SIMD. */
-#if defined(__SSE2__) && !defined(AJPCORE_NO_SIMD)
+#if AJP_BUILD_SSE2
 #define AJPCORE_WIDEN8(T, o, p, w)                                                                  \
     do {                                                                                            \
         if (sizeof(T) == 1) {                                                                       \
@@ -398,7 +399,7 @@ static inline Py_ssize_t ajpcore_scan_name(const unsigned char *p, Py_ssize_t i,
     uint64_t h = 0x9E3779B97F4A7C15ULL, w = 0;
     Py_ssize_t start = i;
     int k = 0;
-#if defined(__SSE2__) && PY_LITTLE_ENDIAN && !defined(AJPCORE_NO_SIMD)
+#if AJP_BUILD_SSE2 && PY_LITTLE_ENDIAN
     /* Sixteen bytes a step: the same words mixed in the same order as below. */
     while (i + 16 <= n) {
         unsigned int m = ajpcore_stops16(p + i);

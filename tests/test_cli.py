@@ -61,7 +61,7 @@ def test_version_names_the_core_in_use(flag):
     assert out.returncode == 0, out.stderr
     text = out.stdout.decode().strip()
     assert text.startswith(f"ajpcore {ajpcore.__version__}, ")
-    assert text.endswith("native core") if ajpcore.BACKEND == "c" else "pure Python core (" in text
+    assert text.endswith(f"native core ({ajpcore._core.SIMD})") if ajpcore.BACKEND == "c" else "pure Python core (" in text
 
 
 def test_version_of_a_pure_run_says_why():

@@ -20,7 +20,7 @@ from types import ModuleType
 from typing import Callable, List, Optional
 
 from .. import __version__
-from .._core import BACKEND, PURE_REASON
+from .._core import BACKEND, PURE_REASON, SIMD
 from ..errors import AjpError
 from . import _a2a, _check, _conformance, _documents, _manifest, _provenance, _signatures
 from ._check import CHECK_KINDS, CheckKind, register_check
@@ -45,8 +45,8 @@ DESCRIPTION = (
 
 
 def version_text() -> str:
-    """``ajpcore 0.2.0, native core`` or ``ajpcore 0.2.0, pure Python core (<why>)``."""
-    core = "native core" if BACKEND == "c" else f"pure Python core ({PURE_REASON})"
+    """``ajpcore 0.2.0, native core (avx2)`` (its SIMD level) or ``ajpcore 0.2.0, pure Python core (<why>)``."""
+    core = f"native core ({SIMD})" if BACKEND == "c" else f"pure Python core ({PURE_REASON})"
     return f"ajpcore {__version__}, {core}"
 
 

@@ -3,7 +3,7 @@
 Usage (from anywhere; the Python running it is the one the build is for, and it needs
 Cython and setuptools, which ``pip install '.[fuzz]'`` brings)::
 
-    python tests/fuzz/build_native.py [--build-dir /tmp/ajpcore-fuzz] [--cc clang-14]
+    python tests/fuzz/build_native.py [--build-dir /tmp/ajpcore-fuzz] [--cc clang-14] [--cflags=-DAJPCORE_NO_SIMD]
 
 What it does, in ``--build-dir`` (removed and made anew; the source tree is not touched):
 
@@ -11,7 +11,8 @@ What it does, in ``--build-dir`` (removed and made anew; the source tree is not 
    of this checkout, uncommitted changes included;
 2. builds ``ajpcore._core_c`` in place with ``CC=clang`` and
    ``-fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=undefined``
-   (every UBSan finding aborts, so the fuzzer records it as a crash), ``-g -O1``;
+   (every UBSan finding aborts, so the fuzzer records it as a crash), ``-g -O1``, and
+   ``--cflags`` (``-DAJPCORE_NO_SIMD``: the scalar paths of native/simd.h);
 3. links ``asan_with_fuzzer.so``: clang's ASan runtime (which carries UBSan's handlers)
    without its preinit object, plus libFuzzer without ``main``, as one preloadable
    library.  This is the library atheris's native-extension guide tells to
@@ -92,12 +93,12 @@ def copy_sources(build_dir: Path) -> None:
             shutil.copy2(ROOT / name, build_dir / name)
 
 
-def build_extension(build_dir: Path, cc: str) -> Path:
+def build_extension(build_dir: Path, cc: str, cflags: str = "") -> Path:
     env = dict(os.environ)
     env.update(
         CC=cc,
         LDSHARED=f"{cc} -shared",
-        CFLAGS=CFLAGS,
+        CFLAGS=f"{CFLAGS} {cflags}".strip(),
         LDFLAGS=SANITIZE,
         AJPCORE_REQUIRE_EXTENSIONS="1",
     )
@@ -151,13 +152,13 @@ def write_env(build_dir: Path) -> Path:
     return path
 
 
-def build(build_dir: Path = DEFAULT_BUILD_DIR, cc: str = "clang-14") -> Path:
-    """Build everything into ``build_dir``; return it."""
+def build(build_dir: Path = DEFAULT_BUILD_DIR, cc: str = "clang-14", cflags: str = "") -> Path:
+    """Build everything into ``build_dir`` (``cflags``: more compiler flags); return it."""
     if shutil.which(cc) is None:
         raise SystemExit(f"build_native.py: {cc} not found (Debian: apt-get install clang-14 libclang-rt-14-dev)")
     build_dir = build_dir.resolve()
     copy_sources(build_dir)
-    module = build_extension(build_dir, cc)
+    module = build_extension(build_dir, cc, cflags)
     link_preload(build_dir, cc)
     check(build_dir, module)
     env_file = write_env(build_dir)
@@ -170,8 +171,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--build-dir", type=Path, default=DEFAULT_BUILD_DIR)
     parser.add_argument("--cc", default=os.environ.get("AJPCORE_FUZZ_CC", "clang-14"))
+    parser.add_argument("--cflags", default="", help="more compiler flags (-DAJPCORE_NO_SIMD: the scalar paths)")
     args = parser.parse_args()
-    build(args.build_dir, args.cc)
+    build(args.build_dir, args.cc, args.cflags)
 
 
 if __name__ == "__main__":

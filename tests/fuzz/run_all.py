@@ -3,7 +3,8 @@
 Usage::
 
     python tests/fuzz/run_all.py [--build-dir /tmp/ajpcore-fuzz] [--seconds 40] [--jobs 1]
-        [--targets decode,numbers:600,...] [--work DIR] [--nice 19] [--merge] [-- LIBFUZZER_FLAGS]
+        [--targets decode,numbers:600,...] [--simd all|LEVEL,...] [--work DIR] [--nice 19] [--merge]
+        [-- LIBFUZZER_FLAGS]
 
 ``--build-dir`` is what ``build_native.py`` made (built first when it has no ``env.sh``).  Each
 target ``T`` runs ``tests/fuzz/fuzz_T.py`` under libFuzzer for ``--seconds`` in the
@@ -13,6 +14,11 @@ committed directories are only read).  A crash, a sanitizer report, a twin
 disagreement (the harness's AssertionError), a timeout (``-timeout``, 25 s an input)
 or running out of memory makes libFuzzer exit non-zero: this script then prints the
 tail of the log and the reproducer's path (``WORK/T/artifacts/``), and exits 1.
+
+``--simd`` runs the targets whose native code has SIMD paths (``SIMD_TARGETS``) once per
+SIMD level named (``all``: every level the instrumented core has), each with ``AJPCORE_SIMD``
+forcing it, as runs named ``T@LEVEL`` that share the target's time; the other targets run
+once, at the best level.
 
 At the end it prints one line per target with libFuzzer's final figures:
 executions, ``cov:`` (edges covered in the native core and, with
@@ -40,6 +46,9 @@ sys.path.insert(0, str(HERE))
 import build_native  # noqa: E402
 
 TARGETS = ("decode", "canonicalize", "numbers", "rfc3339", "hmac", "ed25519")
+SIMD_TARGETS = ("decode", "canonicalize", "numbers")
+"""The targets whose native code takes other paths at other SIMD levels (native/simd.h)."""
+SIMD_LEVELS = ("scalar", "sse2", "avx2")
 # The longest input libFuzzer makes per target (the number harness expands runs itself).
 MAX_LEN = {"decode": 4096, "canonicalize": 4096, "numbers": 512, "rfc3339": 128, "hmac": 2048, "ed25519": 130}
 _FINAL = re.compile(r"#(\d+)\s+DONE\s+cov: (\d+) ft: (\d+) corp: (\d+)/")
@@ -65,19 +74,23 @@ def seed_dirs(target: str) -> List[Path]:
     return [d for d in (HERE / "corpus" / target, HERE / "regressions" / target) if d.is_dir()]
 
 
-def start(target: str, build_dir: Path, work: Path, seconds: Optional[int], extra: List[str], nice: int):
-    corpus = work / target / "corpus"
-    artifacts = work / target / "artifacts"
+def start(run: str, build_dir: Path, work: Path, seconds: Optional[int], extra: List[str], nice: int):
+    """Start the run ``T`` or ``T@LEVEL`` (target T at a forced SIMD level) in the background."""
+    target, _, level = run.partition("@")
+    corpus = work / run / "corpus"
+    artifacts = work / run / "artifacts"
     corpus.mkdir(parents=True, exist_ok=True)
     artifacts.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ)
     env.update(build_native.fuzz_env(build_dir))
+    if level:
+        env["AJPCORE_SIMD"] = level
     cmd = [sys.executable, str(HERE / f"fuzz_{target}.py"), *libfuzzer_args(target, seconds, artifacts, extra),
            str(corpus), *map(str, seed_dirs(target))]
     if nice:
         cmd = ["nice", "-n", str(nice), *cmd]
-    log = open(work / target / "log.txt", "w")
-    print(f"fuzz: {target}: {' '.join(cmd)}", flush=True)
+    log = open(work / run / "log.txt", "w")
+    print(f"fuzz: {run}: {'AJPCORE_SIMD=' + level + ' ' if level else ''}{' '.join(cmd)}", flush=True)
     return subprocess.Popen(cmd, env=env, cwd=str(build_dir), stdout=log, stderr=subprocess.STDOUT), log
 
 
@@ -110,12 +123,33 @@ def merge(target: str, build_dir: Path, work: Path) -> None:
     print(f"fuzz: {target}: corpus minimized to {len(os.listdir(dest))} files in {dest}")
 
 
+def simd_levels(asked: str, build_dir: Path) -> List[str]:
+    """The SIMD levels ``--simd`` names (``all``: every level the instrumented core has)."""
+    if not asked:
+        return []
+    if asked != "all":
+        levels = [x.strip() for x in asked.split(",") if x.strip()]
+        unknown = [x for x in levels if x not in SIMD_LEVELS]
+        if unknown:
+            raise SystemExit(f"run_all.py: unknown SIMD levels {unknown}; known: {', '.join(SIMD_LEVELS)}")
+        return levels
+    env = dict(os.environ)
+    env.update(build_native.fuzz_env(build_dir))
+    env.pop("AJPCORE_SIMD", None)
+    probe = "import ajpcore._core_c as c; print(' '.join(c.SIMD_AVAILABLE))"
+    out = subprocess.run([sys.executable, "-c", probe], env=env, cwd=str(build_dir), capture_output=True, text=True)
+    if out.returncode != 0:
+        raise SystemExit(f"run_all.py: cannot ask the instrumented core for its SIMD levels:\n{out.stderr[-2000:]}")
+    return out.stdout.split()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--build-dir", type=Path, default=build_native.DEFAULT_BUILD_DIR)
     parser.add_argument("--seconds", type=int, default=40, help="per target (0: until -runs or forever)")
     parser.add_argument("--jobs", type=int, default=1, help="targets fuzzed at the same time")
     parser.add_argument("--targets", default=",".join(TARGETS), help="T or T:SECONDS, comma-separated")
+    parser.add_argument("--simd", default="", help="all, or SIMD levels (comma-separated) to run the SIMD targets at")
     parser.add_argument("--work", type=Path, default=None, help="working corpora and logs (default: a temp dir)")
     parser.add_argument("--nice", type=int, default=0)
     parser.add_argument("--merge", action="store_true", help="write the minimized corpus back to tests/fuzz/corpus")
@@ -130,14 +164,28 @@ def main() -> int:
     unknown = set(targets) - set(TARGETS)
     if unknown:
         parser.error(f"unknown targets {sorted(unknown)}; known: {', '.join(TARGETS)}")
+    levels = simd_levels(args.simd, build_dir)
+    if args.merge and levels:
+        parser.error("--merge writes one corpus per target: run it without --simd")
     work = (args.work or Path(tempfile.mkdtemp(prefix="ajpcore-fuzz-run-"))).resolve()
     seconds = args.seconds or None
-    pending, running, results, failed = list(targets), [], {}, []
+    runs: List[str] = []
+    run_seconds: Dict[str, Optional[int]] = {}
+    for t in targets:
+        t_seconds = own_seconds.get(t, seconds)
+        if levels and t in SIMD_TARGETS:
+            for level in levels:  # the target's time, shared by its levels
+                runs.append(f"{t}@{level}")
+                run_seconds[runs[-1]] = max(1, t_seconds // len(levels)) if t_seconds else None
+        else:
+            runs.append(t)
+            run_seconds[t] = t_seconds
+    pending, running, results, failed = list(runs), [], {}, []
     began = time.monotonic()
     while pending or running:
         while pending and len(running) < args.jobs:
             t = pending.pop(0)
-            proc, log = start(t, build_dir, work, own_seconds.get(t, seconds), args.extra, args.nice)
+            proc, log = start(t, build_dir, work, run_seconds[t], args.extra, args.nice)
             running.append((t, proc, log, time.monotonic()))
         time.sleep(0.5)
         for item in list(running):
@@ -158,15 +206,15 @@ def main() -> int:
                 print("-----")
             else:
                 print(f"fuzz: {t}: ok {results[t]}", flush=True)
-    print(f"fuzz: {'target':<13} {'execs':>12} {'exec/s':>8} {'cov':>6} {'ft':>7} {'corpus':>7} {'s':>6}  status")
+    print(f"fuzz: {'target':<19} {'execs':>12} {'exec/s':>8} {'cov':>6} {'ft':>7} {'corpus':>7} {'s':>6}  status")
     total = 0
-    for t in targets:
+    for t in runs:
         r = results.get(t, {})
         execs = r.get("execs", 0)
         total += execs
         rate = execs // max(1, r.get("seconds", 1))
         status = "FAILED" if t in failed else "ok"
-        print(f"fuzz: {t:<13} {execs:>12} {rate:>8} {r.get('cov', 0):>6} {r.get('ft', 0):>7} {r.get('corpus', 0):>7} "
+        print(f"fuzz: {t:<19} {execs:>12} {rate:>8} {r.get('cov', 0):>6} {r.get('ft', 0):>7} {r.get('corpus', 0):>7} "
               f"{r.get('seconds', 0):>6}  {status}")
     print(f"fuzz: total {total} executions in {round(time.monotonic() - began)} s; work dir {work}")
     if args.merge and not failed:

@@ -1,0 +1,62 @@
+/* The SIMD level of the native core: which vector paths the scanners, transcoders and copiers
+   take.  Included first by the native headers; everything is static.
+
+   Levels, ordered:
+   - scalar: bytes and 64-bit words (SWAR) only.  The one level of a build without SSE2 (not
+             x86-64) or with -DAJPCORE_NO_SIMD.
+   - sse2:   16-byte vectors, compiled in wherever the compiler targets SSE2 (every x86-64
+             build): a compile-time choice, so the many small scans that use them carry no
+             run-time test.
+   - avx2:   32-byte vectors for the long loops (text transcoding, long runs), compiled per
+             function with __attribute__((target)) so the rest of the extension stays baseline
+             x86-64, and taken only when ajp_simd says so: picked at import (native/_core_c.pyx,
+             _simd_init) when the CPU has AVX2, BMI1, BMI2 and POPCNT and the OS saves the
+             YMM registers (what __builtin_cpu_supports checks), unless AJPCORE_SIMD=sse2 keeps
+             the sse2 paths.  Each AVX2 path is chosen once per call of a long loop, never per
+             byte, and falls back to the sse2 code, which therefore stays tested by forcing it. */
+#ifndef AJPCORE_SIMD_H
+#define AJPCORE_SIMD_H
+
+#define AJP_SIMD_SCALAR 0
+#define AJP_SIMD_SSE2 1
+#define AJP_SIMD_AVX2 2
+
+#if defined(__SSE2__) && !defined(AJPCORE_NO_SIMD)
+#define AJP_BUILD_SSE2 1
+#include <emmintrin.h>
+#else
+#define AJP_BUILD_SSE2 0
+#endif
+
+#if AJP_BUILD_SSE2 && defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define AJP_BUILD_AVX2 1
+#include <immintrin.h>
+/* A function compiled for AVX2 and the bit instructions every CPU ajp_simd_best accepts has. */
+#define AJP_TARGET_AVX2 __attribute__((target("avx2,bmi,bmi2,popcnt")))
+#else
+#define AJP_BUILD_AVX2 0
+#endif
+
+/* The level in use.  Set once by ajp_simd_set while the module is imported, before any other
+   of its functions can run; only read afterwards. */
+static int ajp_simd = AJP_BUILD_SSE2 ? AJP_SIMD_SSE2 : AJP_SIMD_SCALAR;
+
+/* The lowest and the best level this build can run on this CPU. */
+static int ajp_simd_lowest(void) { return AJP_BUILD_SSE2 ? AJP_SIMD_SSE2 : AJP_SIMD_SCALAR; }
+
+static int ajp_simd_best(void) {
+#if AJP_BUILD_AVX2
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2")
+        && __builtin_cpu_supports("popcnt"))
+        return AJP_SIMD_AVX2;
+#endif
+    return ajp_simd_lowest();
+}
+
+static void ajp_simd_set(int level) { ajp_simd = level; }
+
+/* Whether the AVX2 paths run: test it once before a long loop, never inside one. */
+#define AJP_USE_AVX2 (AJP_BUILD_AVX2 && ajp_simd >= AJP_SIMD_AVX2)
+
+#endif /* AJPCORE_SIMD_H */
