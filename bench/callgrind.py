@@ -177,6 +177,9 @@ def child(helper: str, only: Optional[str]) -> None:
 
     lib = ctypes.CDLL(helper)
     lib.cg_dump.argtypes = [ctypes.c_char_p]
+    from ajpcore import _core_c
+
+    print(f"simd={_core_c.SIMD}", flush=True)  # the level the core runs at under valgrind's CPU
     cases = [c for c in _cases() if only is None or only in c[0]]
     # Warm every contender (lazy imports, compiled schemas, key caches) before anything is counted.
     for _, _, make, _ in cases:
@@ -246,6 +249,7 @@ def measure(only: Optional[str] = None) -> Dict[str, Any]:
         if proc.returncode != 0:
             sys.exit(f"callgrind: the driver failed under valgrind (exit {proc.returncode}):\n{proc.stderr[-4000:]}")
         counts = _read_dumps(work)
+    simd = next((line.split("=", 1)[1] for line in proc.stdout.splitlines() if line.startswith("simd=")), "?")
     per_call: Dict[Tuple[str, str], float] = {}
     for (case, who, count), total in counts.items():
         small = min(c for (cs, w, c) in counts if cs == case and w == who)
@@ -257,7 +261,7 @@ def measure(only: Optional[str] = None) -> Dict[str, Any]:
         table.setdefault(case, {})[who] = round(value - step)
     import orjson
 
-    versions = {"python": platform.python_version(), "orjson": orjson.__version__}
+    versions = {"python": platform.python_version(), "orjson": orjson.__version__, "simd": simd}
     try:
         import Cython  # noqa: F401  (the build's Cython, when the venv has it)
     except ImportError:
@@ -350,12 +354,13 @@ def main(argv: Optional[List[str]] = None) -> int:
         baseline = dict(baseline, cases={c: v for c, v in baseline["cases"].items() if args.only in c})
     print(f"callgrind: instructions per call (Python {result['versions']['python']}, orjson {result['versions']['orjson']}"
           + (f", ssrjson {result['versions']['ssrjson']}" if "ssrjson" in result["versions"] else "")
+          + f"; ajpcore's SIMD level {result['versions'].get('simd', '?')}"
           + f"; loop step {result['loop_step']} subtracted; canonicalize: orjson sorted, ssrjson unsorted)")
     print(table(result, baseline))
     if args.write and Path(args.write).exists():
         # The versions the nox session installs: orjson and ssrjson as measured, Cython as the old file says.
         pins = json.loads(Path(args.write).read_text("utf-8")).get("pins", {})
-        result["pins"] = dict(pins, **{k: v for k, v in result["versions"].items() if k != "python"})
+        result["pins"] = dict(pins, **{k: v for k, v in result["versions"].items() if k not in ("python", "simd")})
     for out in (args.json, args.write):
         if out:
             Path(out).write_text(json.dumps(result, indent=2, sort_keys=True) + "\n", "utf-8")
@@ -363,6 +368,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     if baseline is not None:
         if baseline.get("versions", {}).get("orjson") != result["versions"]["orjson"]:
             print(f"callgrind: warning: the baseline was measured with orjson {baseline['versions'].get('orjson')}")
+        if baseline.get("versions", {}).get("simd", "sse2") != result["versions"]["simd"]:
+            print(f"callgrind: warning: the baseline was measured at ajpcore's SIMD level "
+                  f"{baseline['versions'].get('simd', 'sse2')}, this run is at {result['versions']['simd']}")
         failures = check(result, baseline)
         for failure in failures:
             print(f"callgrind: REGRESSION {failure}")
