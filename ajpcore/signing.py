@@ -160,6 +160,8 @@ def _strict_signature_bytes(signature: str) -> Optional[bytes]:
     (exactly the texts ``_SHA256_SIGNATURE`` and ``_ED25519_SIGNATURE`` match in full, without running
     a regular expression: about a tenth of the cost).
     """
+    if type(signature) is not str:  # a subclass is read as the str it stores (its methods may say otherwise)
+        signature = str.__str__(signature)
     n = len(signature)
     try:
         if n == 71 and signature.startswith("sha256:"):

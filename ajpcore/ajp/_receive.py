@@ -16,7 +16,7 @@ from ..errors import InvalidMessage, KeyUsageError, RecipientMismatch, SenderIde
 from ..keys import Ed25519PublicKey
 from ..provenance.pins import KeyPins
 from ..signing import _MISSING as _SIGNATURE_MISSING
-from ..signing import parse_signature
+from ..signing import SIGN_CHUNK_SIZE, parse_signature
 from ..timestamps import is_timestamp, timestamp_micros
 from ._messages import _OFFER_SCHEMA, _SCHEME_FOR, JobOffer
 from ._replay import ReplayGuard, replay_identity
@@ -101,7 +101,7 @@ def _offer_reader() -> Callable[[Any], Any]:
     its only Python format checks are the two root timestamps (which ``_offer_and_times`` parses anyway),
     else the whole schema (the timestamps then parsed twice: still exact)."""
     engine, checks = _OFFER_SCHEMA.split()
-    if engine is not None and sorted(checks) == [(("expires_at",), is_timestamp), (("issued_at",), is_timestamp)]:
+    if engine is not None and len(checks) == 2 and set(checks) == {(("issued_at",), is_timestamp), (("expires_at",), is_timestamp)}:
         return engine
     return _OFFER_SCHEMA.is_valid  # pragma: no cover - only if the shipped schema changes shape
 
@@ -273,13 +273,17 @@ def receive_offer(
         raise KeyUsageError("`pins=` and `require_capabilities=` apply to the sender's declaration: give `declaration=`")
     else:
         _no_declaration(wanted)
-    # any_scheme: the strict rules above already refused a scheme that does not fit the sender.
-    offer.verify(secret=secret, public_key=public_key, any_scheme=True)
+    # An exact `sha256:` match gives the tag, which is the digest; anything else is decided (and a
+    # refusal explained) by JobOffer.verify.  any_scheme: the strict rules above already refused a
+    # scheme that does not fit the sender.
+    digest = _core.impl.hmac_sha256_verified_tag(raw, secret, SIGN_CHUNK_SIZE) if public_key is None else None
+    if digest is None:
+        offer.verify(secret=secret, public_key=public_key, any_scheme=True)
     if replay_guard is not None:
         admit: Any = replay_guard.admit  # Any: an asyncio guard passed here by mistake returns a coroutine
         outcome = admit(
             replay_identity(secret=secret, public_key=public_key), raw["job_id"], expires_at_us=expires_us,
-            now_us=now_us, digest=offer_digest(offer),
+            now_us=now_us, digest=digest if digest is not None else offer_digest(offer),
         )
         if outcome is not None:
             _refuse_coroutine(outcome, "`replay_guard`")
