@@ -31,8 +31,8 @@ class ReplayGuard(Protocol):
     early would let a replay through.
 
     ``digest`` (optional, bytes of at most 64) is what the guard remembers of
-    the accepted offer: ``receive_offer`` passes the SHA-256 of its signing
-    bytes.
+    the accepted offer: ``receive_offer`` and ``Receiver`` pass ``offer_digest``
+    (the signature's raw bytes, which name the signed content under one key).
 
     ``blocking`` (class attribute): True when ``admit`` waits on I/O (SQLite,
     a file, a synchronous Redis client), so an asyncio receiver must run it in
@@ -108,7 +108,7 @@ MAX_JOB_ID_LENGTH = 256
 MAX_IDENTITY_LENGTH = 256
 """Longest replay identity a guard stores (``replay_identity`` gives at most 72 characters)."""
 MAX_DIGEST_LENGTH = 64
-"""Longest ``digest`` (bytes) a guard stores with a pair (``receive_offer`` passes a 32-byte SHA-256)."""
+"""Longest ``digest`` (bytes) a guard stores with a pair (``offer_digest`` gives 32 or 64: an HMAC tag, an Ed25519 signature)."""
 DEFAULT_QUOTA_SHARE = 4
 """Without ``max_per_identity``, one sender may hold ``max_entries // DEFAULT_QUOTA_SHARE`` live pairs."""
 

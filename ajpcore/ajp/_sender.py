@@ -76,7 +76,10 @@ class IdentityCache:
     the offer's ``from`` is compared with it, the capability rule and the key pins
     are consulted, and the offer's signature is checked, on every offer, so a pin
     change or a rotation is never hidden (a rotated declaration has other bytes,
-    hence another entry).  Thread-safe.
+    hence another entry).  A resolver that hands back the same ``bytes``/``str``
+    object for a URL is not hashed again: the last object per URL and its key are
+    kept (an immutable object is its bytes), at most 1 MiB of them in all, objects
+    over 64 KiB never.  Thread-safe.
     """
 
     __slots__ = ("max_entries", "ttl_us", "_entries", "_lock", "_memo", "_memo_size")
