@@ -65,7 +65,7 @@ cdef extern from "decoder_numbers.h":
         AJPCORE_POW5_MAX
     unsigned long long ajpcore_pow5_128[651][2]  # AJPCORE_POW5_MAX - AJPCORE_POW5_MIN + 1
     int _parse_double "ajpcore_parse_double" (const unsigned char* p, Py_ssize_t i, Py_ssize_t end, double* out) nogil
-    Py_ssize_t _scan_small_number "ajpcore_scan_small_number" (const unsigned char* p, Py_ssize_t i, Py_ssize_t n, long long* out, double* fout, int* is_float) nogil
+    Py_ssize_t _scan_number "ajpcore_scan_number" (const unsigned char* p, Py_ssize_t i, Py_ssize_t n, long long* out, double* fout, int* is_float) nogil
     bint _literal_at "ajpcore_literal_at" (const unsigned char* p, const char* word, Py_ssize_t size) nogil
 
 
@@ -365,9 +365,9 @@ cdef inline PyObject* _parse_number(Parser* self, Py_ssize_t start) except NULL:
     cdef long long v
     cdef double x
     cdef int is_float = 0
-    cdef Py_ssize_t end = _scan_small_number(self.p, start, self.n, &v, &x, &is_float)
+    cdef Py_ssize_t end = _scan_number(self.p, start, self.n, &v, &x, &is_float)
     if end >= 0:
-        # The usual int or plain fraction (at most 15 digits): read in one pass, what
+        # The usual int or float (see ajpcore_scan_number): read in one pass, what
         # parse_any_number gives.
         self.i = end
         if is_float:
