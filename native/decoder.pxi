@@ -205,7 +205,7 @@ cdef object _parse(Parser* self):
             else:
                 _tree_open(t, True)
                 closer = 0x7D
-                i = _parse_key(self, i, "expected a member name or `}`")
+                i = _parse_key(self, i, True)
                 array_opened = False
                 continue
         elif kind == _V_ARRAY:
@@ -256,7 +256,7 @@ cdef object _parse(Parser* self):
             if c == 0x2C:
                 i += 1
                 if closer == 0x7D:
-                    i = _parse_key(self, i, "expected a member name")
+                    i = _parse_key(self, i, False)
                 array_opened = False
                 break
             if c == closer:
@@ -271,8 +271,41 @@ cdef int _fail_depth(Parser* self, Py_ssize_t i) except -1:
     return _fail(self, f"nesting deeper than {<object>self.max_depth_shown}", i)
 
 
-cdef inline Py_ssize_t _parse_key(Parser* self, Py_ssize_t i, str expect) except -1:
-    """Read `"name" :` of a member of the innermost object; return the position after the colon."""
+cdef inline Py_ssize_t _parse_key(Parser* self, Py_ssize_t i, bint first) except -1:
+    """Read `"name" :` of a member of the innermost object (``first``: right after its `{`);
+    return the position after the colon.
+
+    Inline, the usual member: a short ASCII name the cache holds, right where it starts and
+    followed by its colon, whose hash bit no earlier name of its object has set (so no
+    duplicate).  Every other case, and every refusal, is _parse_member_name from the same
+    ``i``: nothing here changes any state before the member is known to be the usual one.
+    """
+    cdef const unsigned char* p = self.p
+    cdef OpenTree* t = &self.tree
+    cdef Py_ssize_t size
+    cdef unsigned long long w[2]
+    cdef unsigned long long bit
+    cdef KeyEntry* e
+    cdef Frame* f
+    if i < self.n and p[i] == 0x22 and t.n < t.cap and not self.allow_duplicate_keys:
+        size = _short_name(p, i + 1, self.n, w)
+        if size >= 0:
+            e = _short_entry(w)
+            if e.w0 == w[0] and e.w1 == w[1] and e.size == size and i + size + 2 < self.n and p[i + size + 2] == 0x3A:
+                f = &t.frames[t.depth - 1]
+                bit = 1ULL << (<unsigned long long>e.hash & 63)
+                if f.seen == NULL and t.n - f.base < 2 * _LINEAR_NAMES and not (f.names & bit):
+                    f.names |= bit
+                    _incref(e.name)
+                    t.vals[t.n] = e.name
+                    t.hashes[t.n] = e.hash
+                    t.n += 1
+                    return i + size + 3
+    return _parse_member_name(self, i, first)
+
+
+cdef Py_ssize_t _parse_member_name(Parser* self, Py_ssize_t i, bint first) except -1:
+    """``parse_key`` in full: whitespace, every kind of name, the duplicate check, the refusals."""
     cdef const unsigned char* p = self.p
     cdef Py_ssize_t n = self.n
     cdef Py_ssize_t start, size
@@ -287,7 +320,7 @@ cdef inline Py_ssize_t _parse_key(Parser* self, Py_ssize_t i, str expect) except
         if i >= n:
             _eof(self)
         if p[i] != 0x22:
-            _fail(self, expect, i)
+            _fail(self, "expected a member name or `}`" if first else "expected a member name", i)
     if t.n == t.cap:  # room first: once the name exists, nothing fails before the tree owns it
         _tree_grow(t)
     start = i

@@ -82,11 +82,16 @@ cdef extern from *:
     unsigned char* _ascii_data "ajp_ascii_data" (PyObject* o) nogil
 
 
+cdef inline KeyEntry* _short_entry(const unsigned long long* w) noexcept:
+    """The cache slot of the short name whose words ajpcore_short_name read."""
+    # Fibonacci hashing of the two words (Knuth, TAOCP vol. 3, §6.4): the top bits pick the slot.
+    return &_key_cache[(w[0] * 0x9E3779B97F4A7C15ULL + w[1] * 0xC2B2AE3D27D4EB4FULL) >> (64 - _KEY_CACHE_BITS)]
+
+
 cdef inline PyObject* _short_key(const unsigned long long* w, Py_ssize_t size, const unsigned char* p, Py_hash_t* hash_out) except NULL:
     """A new reference to the str of the short ASCII name ``p[:size]`` whose words ``w``
     ajpcore_short_name read, from the cache when present; ``hash_out`` receives hash(name)."""
-    # Fibonacci hashing of the two words (Knuth, TAOCP vol. 3, §6.4): the top bits pick the slot.
-    cdef KeyEntry* e = &_key_cache[(w[0] * 0x9E3779B97F4A7C15ULL + w[1] * 0xC2B2AE3D27D4EB4FULL) >> (64 - _KEY_CACHE_BITS)]
+    cdef KeyEntry* e = _short_entry(w)
     if e.w0 == w[0] and e.w1 == w[1] and e.size == size:
         hash_out[0] = e.hash
         _incref(e.name)
