@@ -42,7 +42,7 @@ cdef void _settled_init(Settled* s, bint on) noexcept:
     s.cap = 0
 
 
-cdef inline void _settle(Settled* s, PyObject* container) noexcept:
+cdef inline void _settle(Settled* s, PyObject* container, bint is_dict) noexcept:
     """A finished container of a large document leaves the collector's lists until the end.
 
     A large document creates containers by the hundred thousand, and every young
@@ -54,9 +54,10 @@ cdef inline void _settle(Settled* s, PyObject* container) noexcept:
     release safe even when a duplicate member (``allow_duplicate_keys``) dropped the
     container from the tree.  Never fails: when the list of settled containers cannot
     grow, the container simply stays tracked (the collector may scan it; nothing else
-    changes), so settling needs no error path.
+    changes), so settling needs no error path.  A list is tracked from PyList_New on; a
+    dict only once it holds a container (CPython tracks dicts lazily), so a dict is asked.
     """
-    if not ajp_gc_is_tracked(container):  # a dict of atoms only: the collector never had it
+    if is_dict and not ajp_gc_is_tracked(container):  # a dict of atoms only: the collector never had it
         return
     if s.n == s.cap and not _settled_grow(s):
         return
@@ -305,7 +306,7 @@ cdef PyObject* _tree_close(OpenTree* t, Settled* s) except NULL:
         _xdecref(seen)
     t.depth -= 1
     if s.on:
-        _settle(s, container)
+        _settle(s, container, f.is_object)
     return container
 
 

@@ -215,7 +215,7 @@ cdef object _parse(Parser* self):
             if i < n and p[i] == 0x5D:
                 v = _list_new(0)
                 if self.settled.on:
-                    _settle(&self.settled, v)
+                    _settle(&self.settled, v, False)
                 i += 1
             else:
                 _tree_open(t, False)

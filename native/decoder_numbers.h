@@ -214,7 +214,8 @@ static inline uint64_t ajpcore_swar8(uint64_t w) {
 static inline uint64_t ajpcore_digits_value(const unsigned char *p, Py_ssize_t k, Py_ssize_t avail) {
     uint64_t v = 0;
 #if AJPCORE_SWAR_DIGITS
-    if (avail >= ((k + 7) & ~(Py_ssize_t)7)) {  /* every word read is inside the buffer */
+    if (k > 3 && avail >= ((k + 7) & ~(Py_ssize_t)7)) {  /* every word read is inside the buffer;
+                                                           up to 3 digits the plain loop is shorter */
         for (; k >= 8; k -= 8, p += 8)
             v = v * 100000000 + ajpcore_swar8(ajpcore_load_le64(p) - 0x3030303030303030ULL);
         if (k) {
@@ -234,6 +235,85 @@ static inline uint64_t ajpcore_digits_value(const unsigned char *p, Py_ssize_t k
     return v;
 }
 
+#if AJP_BUILD_SSE2
+/* Bit k set when p[k] is an ASCII digit, k < 32 (the test of ajpcore_digit_run). */
+static inline uint64_t ajpcore_digits32(const unsigned char *p) {
+    const __m128i bias = _mm_set1_epi8((char)0xB0), top = _mm_set1_epi8(-118);
+    __m128i a = _mm_loadu_si128((const __m128i *)p), b = _mm_loadu_si128((const __m128i *)(p + 16));
+    uint64_t lo = (unsigned int)_mm_movemask_epi8(_mm_cmplt_epi8(_mm_sub_epi8(a, bias), top));
+    uint64_t hi = (unsigned int)_mm_movemask_epi8(_mm_cmplt_epi8(_mm_sub_epi8(b, bias), top));
+    return lo | (hi << 16);
+}
+
+/* ajpcore_scan_number from p[i] (after the sign) when p[i..i+AJPCORE_NUMBER_WINDOW) is inside
+   the buffer: one mask of the next 32 bytes gives the int part's and the fraction's lengths,
+   and no read needs a bounds check (the furthest: a 19-digit fraction's words from i + 20,
+   to i + 44; an exponent's 8 digits from i + 33, to i + 42).  Decides exactly what the general
+   path decides: every literal it leaves (-1) the general path leaves to the full reader too
+   (a run reaching the mask's end is longer than 19 significant digits allow). */
+#define AJPCORE_NUMBER_WINDOW 64
+static inline Py_ssize_t ajpcore_scan_number_window(const unsigned char *p, Py_ssize_t i, int negative,
+                                                    long long *out, double *fout, int *is_float) {
+    uint64_t nondigit = ~ajpcore_digits32(p + i);  /* bits 32..63 set: the mask's end stops every run */
+    Py_ssize_t run = __builtin_ctzll(nondigit), fraction;
+    uint64_t w;
+    int64_t q = 0;
+    unsigned int c;
+    if (run == 0 || run > 19 || (run > 1 && p[i] == '0'))
+        return -1;
+    w = ajpcore_digits_value(p + i, run, AJPCORE_NUMBER_WINDOW);
+    c = p[i + run];
+    if (c != '.' && (c | 0x20) != 'e') {
+        if (run > 18)
+            return -1;
+        if (w > 9007199254740991ULL) {
+            double x = (double)(long long)w;
+            if (!(x < 9.2e18 && (long long)x == (long long)w))
+                return -1;
+        }
+        *out = negative ? -(long long)w : (long long)w;
+        return i + run;
+    }
+    if (c == '.') {
+        fraction = __builtin_ctzll(nondigit >> (run + 1));
+        if (fraction == 0 || fraction > 19 || run + 1 + fraction >= 32)
+            return -1;
+        if (w == 0)
+            w = ajpcore_digits_value(p + i + run + 1, fraction, AJPCORE_NUMBER_WINDOW);
+        else if (run + fraction <= 19)
+            w = w * ajpcore_pow10_u64[fraction]
+                + ajpcore_digits_value(p + i + run + 1, fraction, AJPCORE_NUMBER_WINDOW);
+        else
+            return -1;
+        q = -(int64_t)fraction;
+        i += run + 1 + fraction;
+    } else {
+        i += run;
+    }
+    if ((p[i] | 0x20) == 'e') {
+        int eneg = 0, digits = 0;
+        int64_t e = 0;
+        i++;
+        if (p[i] == '+' || p[i] == '-') {
+            eneg = p[i] == '-';
+            i++;
+        }
+        for (; p[i] - 0x30u < 10u; i++) {
+            if (++digits > 8)
+                return -1;  /* AJPCORE_EXPONENT_LIMIT or more: never truncated */
+            e = e * 10 + (p[i] - 0x30u);
+        }
+        if (digits == 0)
+            return -1;
+        q += eneg ? -e : e;
+    }
+    if (!ajpcore_double_of(w, q, negative, fout))
+        return -1;
+    *is_float = 1;
+    return i;
+}
+#endif
+
 /* The number at p[i..n) (p[i] is '-' or a digit) when it is one of the usual ones, read in
    one pass: an int of at most 18 digits that is below 2^53 or its own double (what the full
    reader accepts without Python ints), into *out; or, with a fraction and/or an exponent,
@@ -251,6 +331,10 @@ static inline Py_ssize_t ajpcore_scan_number(const unsigned char *p, Py_ssize_t 
         negative = 1;
         i++;
     }
+#if AJP_BUILD_SSE2
+    if (i + AJPCORE_NUMBER_WINDOW <= n)
+        return ajpcore_scan_number_window(p, i, negative, out, fout, is_float);
+#endif
     run = ajpcore_digit_run(p, i, n);
     if (run == 0 || run > 19 || (run > 1 && p[i] == '0'))
         return -1;
