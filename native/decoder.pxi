@@ -371,11 +371,16 @@ cdef int _linear_duplicate(Parser* self, Frame* f, Py_ssize_t start) except -1:
     return 0
 
 
-cdef Py_ssize_t _parse_literal(Parser* self, Py_ssize_t i, const char* word, Py_ssize_t size) except -1:
-    cdef Py_ssize_t k
+cdef inline Py_ssize_t _parse_literal(Parser* self, Py_ssize_t i, const char* word, Py_ssize_t size) except -1:
     if i + size <= self.n and _literal_at(self.p + i, word, size):
         return i + size
-    for k in range(1, size):  # a refusal: the first byte that differs, or the end
+    return _literal_refusal(self, i, word, size)
+
+
+cdef Py_ssize_t _literal_refusal(Parser* self, Py_ssize_t i, const char* word, Py_ssize_t size) except -1:
+    """The refusal of a literal that is not ``word``: at its first byte that differs, or at the end."""
+    cdef Py_ssize_t k
+    for k in range(1, size):
         if i + k >= self.n:
             _eof(self)
         if self.p[i + k] != <unsigned char>word[k]:
