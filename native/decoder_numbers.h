@@ -214,18 +214,22 @@ static inline uint64_t ajpcore_swar8(uint64_t w) {
 static inline uint64_t ajpcore_digits_value(const unsigned char *p, Py_ssize_t k, Py_ssize_t avail) {
     uint64_t v = 0;
 #if AJPCORE_SWAR_DIGITS
+    const uint64_t zeros = 0x3030303030303030ULL;
     if (k > 3 && avail >= ((k + 7) & ~(Py_ssize_t)7)) {  /* every word read is inside the buffer;
                                                            up to 3 digits the plain loop is shorter */
-        for (; k >= 8; k -= 8, p += 8)
-            v = v * 100000000 + ajpcore_swar8(ajpcore_load_le64(p) - 0x3030303030303030ULL);
-        if (k) {
-            /* The k digits move to the top bytes; the low ones become leading zeros.  What
-               follows the run goes out at the top (a borrow of the subtraction only moves
-               upwards, from a byte after the run). */
-            uint64_t w = (ajpcore_load_le64(p) - 0x3030303030303030ULL) << (8 * (8 - k));
-            v = v * ajpcore_pow10_u64[k] + ajpcore_swar8(w);
+        /* The last (or only) word: its digits move to the top bytes, the low ones become
+           leading zeros, and what follows the run goes out at the top (a borrow of the
+           subtraction only moves upwards, from a byte after the run).  Unrolled for the
+           three word counts a run of at most 19 digits has. */
+        unsigned int top = (unsigned int)k;
+        if (top <= 8)
+            return ajpcore_swar8((ajpcore_load_le64(p) - zeros) << (8 * (8 - top)));
+        v = ajpcore_swar8(ajpcore_load_le64(p) - zeros);
+        if (top > 16) {
+            v = v * 100000000 + ajpcore_swar8(ajpcore_load_le64(p + 8) - zeros);
+            return v * ajpcore_pow10_u64[top - 16] + ajpcore_swar8((ajpcore_load_le64(p + 16) - zeros) << (8 * (24 - top)));
         }
-        return v;
+        return v * ajpcore_pow10_u64[top - 8] + ajpcore_swar8((ajpcore_load_le64(p + 8) - zeros) << (8 * (16 - top)));
     }
 #else
     (void)avail;
