@@ -301,11 +301,15 @@ cdef inline Py_ssize_t _parse_key(Parser* self, Py_ssize_t i, bint first) except
                     t.hashes[t.n] = e.hash
                     t.n += 1
                     return i + size + 3
-    return _parse_member_name(self, i, first)
+        elif size < 0:
+            return _parse_member_name(self, i, first, False)  # at the quote, and no short name
+    return _parse_member_name(self, i, first, True)
 
 
-cdef Py_ssize_t _parse_member_name(Parser* self, Py_ssize_t i, bint first) except -1:
-    """``parse_key`` in full: whitespace, every kind of name, the duplicate check, the refusals."""
+cdef Py_ssize_t _parse_member_name(Parser* self, Py_ssize_t i, bint first, bint maybe_short) except -1:
+    """``parse_key`` in full: whitespace, every kind of name, the duplicate check, the refusals.
+    ``maybe_short`` false: ``i`` is the name's opening quote and ajpcore_short_name already
+    found no short name there (the inline path looked), so it is not looked for again."""
     cdef const unsigned char* p = self.p
     cdef Py_ssize_t n = self.n
     cdef Py_ssize_t start, size
@@ -324,7 +328,7 @@ cdef Py_ssize_t _parse_member_name(Parser* self, Py_ssize_t i, bint first) excep
     if t.n == t.cap:  # room first: once the name exists, nothing fails before the tree owns it
         _tree_grow(t)
     start = i
-    size = _short_name(p, start + 1, n, w)
+    size = _short_name(p, start + 1, n, w) if maybe_short else -1
     if size >= 0:
         # Plain ASCII of at most 15 bytes: from the name cache, by its bytes.
         key = _short_key(w, size, p + start + 1, &h)
