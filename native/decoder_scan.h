@@ -462,6 +462,51 @@ static inline Py_ssize_t ajpcore_scan_name(const unsigned char *p, Py_ssize_t i,
     return i;
 }
 
+/* The usual member name: at most AJPCORE_SHORT_NAME plain ASCII bytes from p[i] (no '"', '\',
+   control character or non-ASCII byte), then its closing quote.  Returns its length, with its
+   bytes in w[0..1] (p[i] in the low byte of w[0]), the rest zero: the two words are the name
+   itself (a name holds no zero byte), so the name cache compares them instead of the bytes.
+   Else -1 (a longer name, an escape, non-ASCII text, the end of the document). */
+#define AJPCORE_SHORT_NAME 15
+static inline Py_ssize_t ajpcore_short_name(const unsigned char *p, Py_ssize_t i, Py_ssize_t n,
+                                            unsigned long long w[2]) {
+    Py_ssize_t k;
+#if AJP_BUILD_SSE2 && PY_LITTLE_ENDIAN
+    if (i + 16 <= n) {
+        unsigned int m = ajpcore_stops16(p + i);
+        uint64_t lo, hi;
+        if (m == 0)
+            return -1;
+        k = __builtin_ctz(m);  /* 0..15 plain bytes, then the first stop */
+        if (p[i + k] != 0x22)
+            return -1;
+        memcpy(&lo, p + i, 8);
+        memcpy(&hi, p + i + 8, 8);
+        if (k < 8) {
+            lo &= (1ULL << (8 * k)) - 1;  /* k = 0: nothing kept */
+            hi = 0;
+        } else {
+            hi &= (1ULL << (8 * (k - 8))) - 1;
+        }
+        w[0] = lo;
+        w[1] = hi;
+        return k;
+    }
+#endif
+    /* Byte by byte: near the end of the document, and the reference for the other levels. */
+    w[0] = 0;
+    w[1] = 0;
+    for (k = 0; k <= AJPCORE_SHORT_NAME && i + k < n; k++) {
+        unsigned int c = p[i + k];
+        if (c == 0x22)
+            return k;
+        if (k == AJPCORE_SHORT_NAME || c < 0x20 || c >= 0x80 || c == 0x5C)
+            return -1;
+        w[k >> 3] |= (unsigned long long)c << (8 * (k & 7));
+    }
+    return -1;
+}
+
 /* A member name that is not plain ASCII, from i (its first byte that is not plain ASCII) in
    the body that starts at p[body]: when the body has no backslash and at most max bytes, the
    position of its closing quote, with a hash of the body's bytes in *hash (the same mixing as
