@@ -37,7 +37,6 @@ cdef extern from "math.h":
     bint isinf(double x) nogil
 
 cdef extern from "decoder_scan.h":
-    Py_ssize_t _scan_plain "ajpcore_scan_plain" (const unsigned char* p, Py_ssize_t i, Py_ssize_t n) nogil
     ctypedef struct ajpcore_str_scan:
         Py_ssize_t end
         Py_ssize_t length
@@ -51,13 +50,15 @@ cdef extern from "decoder_scan.h":
         AJPCORE_STR_BAD_ESCAPE
         AJPCORE_STR_SURROGATE
         AJPCORE_STR_NONCHAR
-    int _scan_string "ajpcore_scan_string" (const unsigned char* p, Py_ssize_t first, Py_ssize_t i, Py_ssize_t n, ajpcore_str_scan* r) nogil
-    void _fill_ucs1 "ajpcore_fill_ucs1" (const unsigned char* p, const unsigned char* end, void* o, Py_ssize_t length) nogil
-    void _fill_ucs2 "ajpcore_fill_ucs2" (const unsigned char* p, const unsigned char* end, void* o, Py_ssize_t length) nogil
-    void _fill_ucs4 "ajpcore_fill_ucs4" (const unsigned char* p, const unsigned char* end, void* o, Py_ssize_t length) nogil
     Py_ssize_t _scan_name "ajpcore_scan_name" (const unsigned char* p, Py_ssize_t i, Py_ssize_t n, unsigned long long* h) nogil
     bint _same_bytes "ajpcore_same_bytes" (const unsigned char* a, const unsigned char* b, Py_ssize_t n) nogil
     Py_ssize_t _text_name "ajpcore_text_name" (const unsigned char* p, Py_ssize_t body, Py_ssize_t i, Py_ssize_t n, Py_ssize_t max, unsigned long long* h) nogil
+
+cdef extern from "decoder_utf8.h":
+    void _utf8_init "ajpcore_utf8_init" ()
+    Py_ssize_t _scan_plain_any "ajpcore_scan_plain_any" (const unsigned char* p, Py_ssize_t i, Py_ssize_t n) nogil
+    int _scan_text "ajpcore_scan_text" (const unsigned char* p, Py_ssize_t first, Py_ssize_t i, Py_ssize_t n, ajpcore_str_scan* r) nogil
+    void _fill_text "ajpcore_fill_text" (const unsigned char* p, Py_ssize_t body, const ajpcore_str_scan* r, Py_ssize_t n, void* data, int kind) nogil
 
 cdef extern from "decoder_numbers.h":
     enum:
@@ -102,6 +103,7 @@ cdef void _init_decode_tables():
 
 
 _init_decode_tables()
+_utf8_init()
 
 cdef long long _INT_DIGITS_SAFE = 15
 
@@ -306,7 +308,7 @@ cdef Py_ssize_t _parse_literal(Parser* self, Py_ssize_t i, const char* word, Py_
     return i + size
 
 cdef int _string_error(Parser* self, int status, ajpcore_str_scan* r) except -1:
-    """Raise the DecodeError for a string ``_scan_string`` refused."""
+    """Raise the DecodeError for a string ``_scan_text`` refused."""
     cdef Py_ssize_t at = r.end
     if status == AJPCORE_STR_EOF:
         return _eof(self)
@@ -324,7 +326,7 @@ cdef int _string_error(Parser* self, int status, ajpcore_str_scan* r) except -1:
 cdef inline PyObject* _parse_string(Parser* self, Py_ssize_t start) except NULL:
     """Read the string whose opening quote is at ``start`` (a new reference); leave ``self.i`` after it."""
     cdef const unsigned char* p = self.p
-    cdef Py_ssize_t i = _scan_plain(p, start + 1, self.n)
+    cdef Py_ssize_t i = _scan_plain_any(p, start + 1, self.n)
     cdef Py_ssize_t size
     cdef PyObject* s
     if i < self.n and p[i] == 0x22:
@@ -340,24 +342,19 @@ cdef object _parse_text(Parser* self, Py_ssize_t start, Py_ssize_t i):
     """The rest of ``parse_string`` from ``i``, its first byte that is not plain ASCII."""
     cdef const unsigned char* p = self.p
     cdef ajpcore_str_scan r
-    cdef int status, kind
+    cdef int status
     cdef object s
     # Escapes or non-ASCII text: check it all once, then build the str at its final
-    # length and kind straight from the bytes (see ajpcore_scan_string).
+    # length and kind straight from the bytes (see ajpcore_scan_string; decoder_utf8.h
+    # at the avx2 level).
     r.length = 0   # string_error always raises; set so gcc sees no uninitialized read
     r.maxchar = 0
-    status = _scan_string(p, start + 1, i, self.n, &r)
+    status = _scan_text(p, start + 1, i, self.n, &r)
     if status != AJPCORE_STR_OK:
         _string_error(self, status, &r)
     self.i = r.end + 1
     s = PyUnicode_New(r.length, r.maxchar)
-    kind = PyUnicode_KIND(s)
-    if kind == PyUnicode_1BYTE_KIND:
-        _fill_ucs1(p + start + 1, p + r.end, PyUnicode_DATA(s), r.length)
-    elif kind == PyUnicode_2BYTE_KIND:
-        _fill_ucs2(p + start + 1, p + r.end, PyUnicode_DATA(s), r.length)
-    else:
-        _fill_ucs4(p + start + 1, p + r.end, PyUnicode_DATA(s), r.length)
+    _fill_text(p, start + 1, &r, self.n, PyUnicode_DATA(s), PyUnicode_KIND(s))
     return s
 
 cdef inline PyObject* _parse_number(Parser* self, Py_ssize_t start) except NULL:

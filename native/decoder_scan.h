@@ -84,6 +84,7 @@ typedef struct {
     Py_ssize_t length;   /* OK: code points */
     Py_UCS4 maxchar;     /* OK: 0x7F, 0xFF, 0xFFFF or 0x10FFFF, the class of the widest one */
     Py_UCS4 cp;          /* NONCHAR: the code point */
+    Py_ssize_t escape;   /* OK: no backslash in the body before this index (<= end) */
 } ajpcore_str_scan;
 
 /* RFC 7493 §2.1 (Unicode §23.7): U+FDD0..U+FDEF and the last two code points of every plane. */
@@ -114,6 +115,50 @@ static inline int ajpcore_hex4(const unsigned char *p, Py_ssize_t k, Py_ssize_t 
         x = (x << 4) | (Py_UCS4)h;
     }
     *v = x;
+    return AJPCORE_STR_OK;
+}
+
+/* The escape whose backslash is p[j] (RFC 8259 §7; RFC 7493 §2.1: no lone surrogate escape,
+   no noncharacter), checked: on success *i is just after it and *shrink (bytes minus code
+   points) and *maxc (the widest class) count it; else the status, with r->end (and r->cp). */
+static inline int ajpcore_scan_escape(const unsigned char *p, Py_ssize_t j, Py_ssize_t n, Py_ssize_t *i,
+                                      Py_ssize_t *shrink, Py_UCS4 *maxc, ajpcore_str_scan *r) {
+    Py_ssize_t k;
+    Py_UCS4 cp, low;
+    unsigned int e;
+    int status;
+    if (j + 1 >= n) { r->end = n; return AJPCORE_STR_EOF; }
+    e = p[j + 1];
+    if (e != 0x75) {
+        if (e == 0x22 || e == 0x5C || e == 0x2F || e == 0x62 || e == 0x66 || e == 0x6E || e == 0x72 || e == 0x74) {
+            *shrink += 1;
+            *i = j + 2;
+            return AJPCORE_STR_OK;
+        }
+        r->end = j + 1;
+        return AJPCORE_STR_BAD_ESCAPE;
+    }
+    status = ajpcore_hex4(p, j + 2, n, &cp, &r->end);
+    if (status) return status;
+    k = j + 6;
+    if (cp >= 0xD800 && cp <= 0xDBFF) {
+        /* RFC 8259 §7 / RFC 7493 §2.1: a high surrogate escape must be followed by a low one. */
+        if (!(k + 1 < n && p[k] == 0x5C && p[k + 1] == 0x75)) { r->end = j; return AJPCORE_STR_SURROGATE; }
+        status = ajpcore_hex4(p, k + 2, n, &low, &r->end);
+        if (status) return status;
+        if (low < 0xDC00 || low > 0xDFFF) { r->end = j; return AJPCORE_STR_SURROGATE; }
+        cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+        k += 6;
+        *shrink += 11;
+    } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+        r->end = j;
+        return AJPCORE_STR_SURROGATE;
+    } else {
+        *shrink += 5;
+    }
+    if (ajpcore_is_noncharacter(cp)) { r->cp = cp; r->end = j; return AJPCORE_STR_NONCHAR; }
+    *maxc |= ajpcore_char_class(cp);
+    *i = k;
     return AJPCORE_STR_OK;
 }
 
@@ -209,41 +254,8 @@ static int ajpcore_scan_string(const unsigned char *p, Py_ssize_t first, Py_ssiz
             return AJPCORE_STR_OK;
         }
         if (c == 0x5C) {
-            Py_ssize_t j = i;
-            Py_UCS4 cp, low;
-            unsigned int e;
-            int status;
-            if (j + 1 >= n) { r->end = n; return AJPCORE_STR_EOF; }
-            e = p[j + 1];
-            if (e != 0x75) {
-                if (e == 0x22 || e == 0x5C || e == 0x2F || e == 0x62 || e == 0x66 || e == 0x6E || e == 0x72 || e == 0x74) {
-                    shrink += 1;
-                    i = j + 2;
-                    continue;
-                }
-                r->end = j + 1;
-                return AJPCORE_STR_BAD_ESCAPE;
-            }
-            status = ajpcore_hex4(p, j + 2, n, &cp, &r->end);
+            int status = ajpcore_scan_escape(p, i, n, &i, &shrink, &maxc, r);
             if (status) return status;
-            i = j + 6;
-            if (cp >= 0xD800 && cp <= 0xDBFF) {
-                /* RFC 8259 §7 / RFC 7493 §2.1: a high surrogate escape must be followed by a low one. */
-                if (!(i + 1 < n && p[i] == 0x5C && p[i + 1] == 0x75)) { r->end = j; return AJPCORE_STR_SURROGATE; }
-                status = ajpcore_hex4(p, i + 2, n, &low, &r->end);
-                if (status) return status;
-                if (low < 0xDC00 || low > 0xDFFF) { r->end = j; return AJPCORE_STR_SURROGATE; }
-                cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
-                i += 6;
-                shrink += 11;
-            } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
-                r->end = j;
-                return AJPCORE_STR_SURROGATE;
-            } else {
-                shrink += 5;
-            }
-            if (ajpcore_is_noncharacter(cp)) { r->cp = cp; r->end = j; return AJPCORE_STR_NONCHAR; }
-            maxc |= ajpcore_char_class(cp);
             continue;
         }
         if (c < 0x20) { r->end = i; return AJPCORE_STR_CONTROL; }

@@ -1,0 +1,573 @@
+/* The decoder's strings at the avx2 level (native/simd.h): the same two steps as
+   decoder_scan.h (check the body and learn its length and widest code point, then write the
+   characters into a str of that size and kind), 32 bytes a step.  Included once, by the
+   generated _core_c.c, after decoder_scan.h; everything is static.
+
+   The check (ajpcore_scan_text_avx2) decides only strings it finds well formed; on anything
+   else (invalid UTF-8, a control character, a bad escape, the end of the document, a possible
+   noncharacter) it gives up and ajpcore_scan_string, the exact code of the other levels,
+   reads the string again from its start: errors and their positions are those of the scalar
+   code by construction, and a string costs at most two reads.
+
+   The dispatchers ajpcore_scan_text and ajpcore_fill_text pick the level once per string. */
+#ifndef AJPCORE_DECODER_UTF8_H
+#define AJPCORE_DECODER_UTF8_H
+
+#include "decoder_scan.h"
+
+#if AJP_BUILD_AVX2
+
+/* UTF-8 validation by three nibble lookups: J. Keiser, D. Lemire, "Validating UTF-8 In Less
+   Than One Instruction Per Byte", Software: Practice and Experience 51(5), 2021, §5.  Every
+   ill-formed two-byte window (a byte and the one before it) falls in one of eight classes,
+   each a product (high nibble of the first byte) x (its low nibble) x (high nibble of the
+   second byte); a table per nibble gives, for each class, whether the nibble belongs to it,
+   and the AND of the three lookups is nonzero exactly for an ill-formed window.  The classes
+   (Unicode 15 Table 3-7):
+     TOO_SHORT   a lead byte C0..FF, then no continuation byte (ASCII or a lead)
+     TOO_LONG    ASCII, then a continuation byte 80..BF
+     OVERLONG_3  E0, then 80..9F
+     SURROGATE   ED, then A0..BF (U+D800..U+DFFF)
+     OVERLONG_2  C0 or C1, then anything
+     F_LOW       F0 or F5..FF, then 80..8F (F0: overlong; F5..FF: beyond U+10FFFF)
+     F_HIGH      F4..FF, then 90..BF (beyond U+10FFFF)
+     TWO_CONTS   a continuation byte, then another: right only as the third or fourth byte of
+                 a sequence, which the two and three bytes before tell (XORed below). */
+#define AJPCORE_U8_TOO_SHORT 0x01
+#define AJPCORE_U8_TOO_LONG 0x02
+#define AJPCORE_U8_OVERLONG_3 0x04
+#define AJPCORE_U8_SURROGATE 0x08
+#define AJPCORE_U8_OVERLONG_2 0x10
+#define AJPCORE_U8_F_LOW 0x20
+#define AJPCORE_U8_F_HIGH 0x40
+#define AJPCORE_U8_TWO_CONTS 0x80
+
+#define AJPCORE_U8_ANY_LOW (AJPCORE_U8_TOO_SHORT | AJPCORE_U8_TOO_LONG | AJPCORE_U8_TWO_CONTS)
+#define AJPCORE_U8_CONT_AFTER                                                                           \
+    (AJPCORE_U8_TOO_LONG | AJPCORE_U8_TWO_CONTS | AJPCORE_U8_OVERLONG_2)
+#define AJPCORE_U8_NOT_CONT (AJPCORE_U8_TOO_SHORT | AJPCORE_U8_OVERLONG_2)
+
+/* By the first byte's high nibble. */
+static const unsigned char ajpcore_u8_first_high[16] = {
+    AJPCORE_U8_TOO_LONG, AJPCORE_U8_TOO_LONG, AJPCORE_U8_TOO_LONG, AJPCORE_U8_TOO_LONG,
+    AJPCORE_U8_TOO_LONG, AJPCORE_U8_TOO_LONG, AJPCORE_U8_TOO_LONG, AJPCORE_U8_TOO_LONG,
+    AJPCORE_U8_TWO_CONTS, AJPCORE_U8_TWO_CONTS, AJPCORE_U8_TWO_CONTS, AJPCORE_U8_TWO_CONTS,
+    AJPCORE_U8_TOO_SHORT | AJPCORE_U8_OVERLONG_2,                                        /* C */
+    AJPCORE_U8_TOO_SHORT,                                                                /* D */
+    AJPCORE_U8_TOO_SHORT | AJPCORE_U8_OVERLONG_3 | AJPCORE_U8_SURROGATE,                 /* E */
+    AJPCORE_U8_TOO_SHORT | AJPCORE_U8_F_LOW | AJPCORE_U8_F_HIGH};                        /* F */
+/* By the first byte's low nibble. */
+static const unsigned char ajpcore_u8_first_low[16] = {
+    AJPCORE_U8_ANY_LOW | AJPCORE_U8_OVERLONG_2 | AJPCORE_U8_OVERLONG_3 | AJPCORE_U8_F_LOW,  /* 0 */
+    AJPCORE_U8_ANY_LOW | AJPCORE_U8_OVERLONG_2,                                             /* 1 */
+    AJPCORE_U8_ANY_LOW, AJPCORE_U8_ANY_LOW,                                                 /* 2, 3 */
+    AJPCORE_U8_ANY_LOW | AJPCORE_U8_F_HIGH,                                                 /* 4 */
+    AJPCORE_U8_ANY_LOW | AJPCORE_U8_F_LOW | AJPCORE_U8_F_HIGH,                              /* 5 */
+    AJPCORE_U8_ANY_LOW | AJPCORE_U8_F_LOW | AJPCORE_U8_F_HIGH,
+    AJPCORE_U8_ANY_LOW | AJPCORE_U8_F_LOW | AJPCORE_U8_F_HIGH,
+    AJPCORE_U8_ANY_LOW | AJPCORE_U8_F_LOW | AJPCORE_U8_F_HIGH,
+    AJPCORE_U8_ANY_LOW | AJPCORE_U8_F_LOW | AJPCORE_U8_F_HIGH,
+    AJPCORE_U8_ANY_LOW | AJPCORE_U8_F_LOW | AJPCORE_U8_F_HIGH,
+    AJPCORE_U8_ANY_LOW | AJPCORE_U8_F_LOW | AJPCORE_U8_F_HIGH,
+    AJPCORE_U8_ANY_LOW | AJPCORE_U8_F_LOW | AJPCORE_U8_F_HIGH,                              /* C */
+    AJPCORE_U8_ANY_LOW | AJPCORE_U8_F_LOW | AJPCORE_U8_F_HIGH | AJPCORE_U8_SURROGATE,       /* D */
+    AJPCORE_U8_ANY_LOW | AJPCORE_U8_F_LOW | AJPCORE_U8_F_HIGH,
+    AJPCORE_U8_ANY_LOW | AJPCORE_U8_F_LOW | AJPCORE_U8_F_HIGH};
+/* By the second byte's high nibble. */
+static const unsigned char ajpcore_u8_second_high[16] = {
+    AJPCORE_U8_NOT_CONT, AJPCORE_U8_NOT_CONT, AJPCORE_U8_NOT_CONT, AJPCORE_U8_NOT_CONT,
+    AJPCORE_U8_NOT_CONT, AJPCORE_U8_NOT_CONT, AJPCORE_U8_NOT_CONT, AJPCORE_U8_NOT_CONT,
+    AJPCORE_U8_CONT_AFTER | AJPCORE_U8_OVERLONG_3 | AJPCORE_U8_F_LOW,                        /* 8 */
+    AJPCORE_U8_CONT_AFTER | AJPCORE_U8_OVERLONG_3 | AJPCORE_U8_F_HIGH,                       /* 9 */
+    AJPCORE_U8_CONT_AFTER | AJPCORE_U8_SURROGATE | AJPCORE_U8_F_HIGH,                        /* A */
+    AJPCORE_U8_CONT_AFTER | AJPCORE_U8_SURROGATE | AJPCORE_U8_F_HIGH,                        /* B */
+    AJPCORE_U8_NOT_CONT, AJPCORE_U8_NOT_CONT, AJPCORE_U8_NOT_CONT, AJPCORE_U8_NOT_CONT};
+
+/* 32 bytes of 0xFF then 32 of 0x00: the 32 bytes from offset 32 - k keep the first k bytes. */
+static const unsigned char ajpcore_u8_prefix[64] = {
+    0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+    0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};
+
+/* A block's last three bytes start a sequence the block does not finish when byte 31 is a
+   lead (>= C0), byte 30 a lead of three or four (>= E0) or byte 29 one of four (>= F0):
+   subtracting these bytes (saturated) leaves a nonzero byte exactly then. */
+static const unsigned char ajpcore_u8_incomplete[32] = {
+    0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+    0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xEF, 0xDF, 0xBF};
+
+/* The vector constants of the loops below, written once by ajpcore_utf8_init.  They live in
+   writable memory, so the compiler cannot fold them into the code: a loop reads each where it
+   is used (an operand of the instruction, or one load), where GCC would otherwise rebuild a
+   broadcast from an immediate (three instructions) every time registers run short. */
+static struct {
+    unsigned char first_high[32], first_low[32], second_high[32], lead_mask[32], lead_shift[32];
+    unsigned char quote[32], bslash[32], x1f[32], x20[32], nibble[32], x60[32], x70[32], x80[32];
+    unsigned char x08[32], xbf[32], xef[32], xc0[32], x44[32], x3f[32];
+    unsigned char w3f[32], w7c0[32], wbf[32], wdf[32], w4001[32];
+    unsigned char d_ff3f3f3f[32], d_10000001[32], d_ff[32];
+} __attribute__((aligned(32))) ajpcore_u8_k;
+
+#define AJPCORE_K(name) _mm256_load_si256((const __m256i *)(const void *)ajpcore_u8_k.name)
+
+/* Bit k set when byte k of v is '"', '\' or a control character (not for non-ASCII bytes). */
+static inline AJP_TARGET_AVX2 uint32_t ajpcore_u8_stops(__m256i v) {
+    __m256i ctl = _mm256_cmpeq_epi8(_mm256_min_epu8(v, AJPCORE_K(x1f)), v);
+    __m256i q = _mm256_cmpeq_epi8(v, AJPCORE_K(quote));
+    __m256i b = _mm256_cmpeq_epi8(v, AJPCORE_K(bslash));
+    return (uint32_t)_mm256_movemask_epi8(_mm256_or_si256(ctl, _mm256_or_si256(q, b)));
+}
+
+/* ajpcore_scan_plain at the avx2 level: 32 bytes a step, then the sse2 / word steps. */
+static AJP_TARGET_AVX2 Py_ssize_t ajpcore_scan_plain_avx2(const unsigned char *p, Py_ssize_t i, Py_ssize_t n) {
+    while (i + 32 <= n) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)(p + i));
+        /* signed compare: bytes >= 0x80 are negative, so below 0x20 too */
+        __m256i stop = _mm256_or_si256(_mm256_cmpgt_epi8(AJPCORE_K(x20), v),
+                                       _mm256_or_si256(_mm256_cmpeq_epi8(v, AJPCORE_K(quote)),
+                                                       _mm256_cmpeq_epi8(v, AJPCORE_K(bslash))));
+        uint32_t m = (uint32_t)_mm256_movemask_epi8(stop);
+        if (m)
+            return i + __builtin_ctz(m);
+        i += 32;
+    }
+    return ajpcore_scan_plain(p, i, n);
+}
+
+/* ajpcore_scan_string, decided at the avx2 level when the string is well formed: the same
+   r (end, length, maxchar) and r->escape, the index of its first backslash (end if none);
+   -1 when the scalar code must decide.  p[first:i] is plain ASCII.
+
+   Per 32-byte block: the stops (quote, backslash, control characters) end the block early,
+   the bytes from the first stop on counting as zeros (ASCII, so a sequence cut short by the
+   stop is TOO_SHORT); the block's UTF-8 is checked against the one before (prev) by the
+   lookups above; its code points are its bytes that are not continuation bytes; its widest
+   class follows from its largest byte (>= F0: a four-byte lead; >= C4: a lead of U+0100 or
+   more; >= 80: Latin-1).  RFC 7493 §2.1 noncharacters (U+FDD0..U+FDEF: EF B7 90..AF;
+   U+xFFFE, U+xFFFF: EF BF BE..BF and F? ?F BF BE..BF) are caught by a wider net: B7 or BF
+   right after EF, or two bytes after a four-byte lead; such a string (U+FDC0..U+FDFF,
+   U+FFC0..U+FFFF, a few supplementary characters) goes to the scalar code, which decides.
+   Problems are gathered and looked at once, where the string or a run before an escape ends:
+   the scalar code then finds the first one in byte order. */
+static AJP_TARGET_AVX2 int ajpcore_scan_text_avx2(const unsigned char *p, Py_ssize_t first, Py_ssize_t i,
+                                                   Py_ssize_t n, ajpcore_str_scan *r) {
+    const __m256i t_first_high = AJPCORE_K(first_high);
+    const __m256i t_first_low = AJPCORE_K(first_low);
+    const __m256i t_second_high = AJPCORE_K(second_high);
+    const __m256i nibble = AJPCORE_K(nibble);
+    const __m256i incomplete = _mm256_loadu_si256((const __m256i *)ajpcore_u8_incomplete);
+    __m256i prev = _mm256_setzero_si256(), bad = _mm256_setzero_si256(), top = _mm256_setzero_si256();
+    Py_ssize_t shrink = 0, escape = -1;
+    Py_UCS4 maxc = 0x7F;
+    unsigned char tail[32];
+    for (;;) {
+        __m256i v;
+        uint32_t stops, k, high;
+        if (i + 32 <= n) {
+            v = _mm256_loadu_si256((const __m256i *)(p + i));
+        } else {
+            /* The document's last bytes: zeros after them stop the block where it ends. */
+            memset(tail, 0, sizeof tail);
+            memcpy(tail, p + i, (size_t)(n - i));
+            v = _mm256_loadu_si256((const __m256i *)tail);
+        }
+        stops = ajpcore_u8_stops(v);
+        k = 32;
+        if (stops) {
+            k = (uint32_t)__builtin_ctz(stops);
+            v = _mm256_and_si256(v, _mm256_loadu_si256((const __m256i *)(ajpcore_u8_prefix + 32 - k)));
+        }
+        high = (uint32_t)_mm256_movemask_epi8(v);
+        if (!high) {
+            bad = _mm256_or_si256(bad, _mm256_subs_epu8(prev, incomplete));
+        } else {
+            __m256i before = _mm256_permute2x128_si256(prev, v, 0x21);
+            __m256i prev1 = _mm256_alignr_epi8(v, before, 15);
+            __m256i prev2 = _mm256_alignr_epi8(v, before, 14);
+            __m256i prev3 = _mm256_alignr_epi8(v, before, 13);
+            __m256i cls = _mm256_and_si256(
+                _mm256_and_si256(
+                    _mm256_shuffle_epi8(t_first_high, _mm256_and_si256(_mm256_srli_epi16(prev1, 4), nibble)),
+                    _mm256_shuffle_epi8(t_first_low, _mm256_and_si256(prev1, nibble))),
+                _mm256_shuffle_epi8(t_second_high, _mm256_and_si256(_mm256_srli_epi16(v, 4), nibble)));
+            /* bit 7 where a continuation byte must come: two after a lead >= E0, three after >= F0 */
+            __m256i must = _mm256_and_si256(
+                _mm256_or_si256(_mm256_subs_epu8(prev2, AJPCORE_K(x60)),
+                                _mm256_subs_epu8(prev3, AJPCORE_K(x70))),
+                AJPCORE_K(x80));
+            /* noncharacter net: B7 or BF after EF, or two after a lead >= F0 */
+            __m256i net = _mm256_and_si256(
+                _mm256_cmpeq_epi8(_mm256_or_si256(v, AJPCORE_K(x08)), AJPCORE_K(xbf)),
+                _mm256_or_si256(_mm256_cmpeq_epi8(prev1, AJPCORE_K(xef)),
+                                _mm256_subs_epu8(prev2, AJPCORE_K(xef))));
+            bad = _mm256_or_si256(bad, _mm256_or_si256(_mm256_xor_si256(cls, must), net));
+            top = _mm256_max_epu8(top, v);
+            /* continuation bytes 80..BF: below -64 as signed bytes */
+            shrink += __builtin_popcount(
+                (uint32_t)_mm256_movemask_epi8(_mm256_cmpgt_epi8(AJPCORE_K(xc0), v)));
+        }
+        prev = v;
+        i += k;
+        if (k == 32)
+            continue;
+        if (i >= n || !_mm256_testz_si256(bad, bad))
+            return -1;  /* the end of the document, or a problem before this stop */
+        if (p[i] == 0x22)
+            break;
+        if (p[i] != 0x5C)
+            return -1;  /* a control character */
+        if (escape < 0)
+            escape = i;
+        if (ajpcore_scan_escape(p, i, n, &i, &shrink, &maxc, r) != AJPCORE_STR_OK)
+            return -1;
+        prev = _mm256_setzero_si256();  /* an escape ends in ASCII */
+    }
+    /* the widest class, from the largest byte of each position */
+    if (_mm256_movemask_epi8(top)) {
+        if (_mm256_movemask_epi8(_mm256_subs_epu8(top, AJPCORE_K(x70))))        /* >= F0 */
+            maxc |= 0x10FFFF;
+        else if (_mm256_movemask_epi8(_mm256_subs_epu8(top, AJPCORE_K(x44))))   /* >= C4 */
+            maxc |= 0xFFFF;
+        else
+            maxc |= 0xFF;
+    }
+    r->end = i;
+    r->length = (i - first) - shrink;
+    r->maxchar = maxc;
+    r->escape = escape < 0 ? i : escape;
+    return AJPCORE_STR_OK;
+}
+
+/* ---------------------------------------------------------------------------
+   Writing the characters.  A run (bytes without a backslash, whole characters, checked) is
+   written 32 bytes a step: every byte that is not a continuation byte starts a character,
+   whose code point is computed from it and the bytes after it, in place; the code points of
+   the continuation bytes are then squeezed out by a shuffle whose pattern comes from a table
+   indexed by 8 bits of the keep mask.  A character cut by the end of a block is computed
+   from the bytes after the block (loads reach up to 16 bytes past it); its continuation
+   bytes start the next block and are dropped there.  Stores write whole vectors: within the
+   str while at least 32 characters remain, else into a local buffer copied exactly. */
+
+/* For each 8-bit mask m: the indices of its set bits, in order, then zeros. */
+static unsigned char ajpcore_u8_squeeze8[256][8];
+/* The same for 16-bit elements: byte indices 2k, 2k + 1 for each set bit k. */
+static unsigned char ajpcore_u8_squeeze16[256][16];
+
+/* Bytes a block step may read: 32 and what a character starting at byte 31 reaches, rounded
+   up to the 16-byte loads of the widest step (UCS-4: p + 24, 16 bytes). */
+#define AJPCORE_U8_READ 40
+
+/* One block of a run: the bytes at s (32 of them may be read past the run, AJPCORE_U8_READ in
+   all), the characters starting in its first `count` bytes written to o; returns how many. */
+typedef Py_ssize_t (*ajpcore_u8_block_fn)(const unsigned char *s, uint32_t count, unsigned char *o);
+
+/* Latin-1 (only ASCII and C2 / C3 pairs): (lead & 3) << 6 | (next & 3F). */
+static inline AJP_TARGET_AVX2 Py_ssize_t ajpcore_u8_block_ucs1(const unsigned char *s, uint32_t count, unsigned char *o) {
+    __m256i v0 = _mm256_loadu_si256((const __m256i *)s);
+    uint32_t keep = ~(uint32_t)_mm256_movemask_epi8(_mm256_cmpgt_epi8(AJPCORE_K(xc0), v0));
+    uint32_t high = (uint32_t)_mm256_movemask_epi8(v0);
+    __m256i v1, val, shuf, q;
+    __m128i lo, hi;
+    uint32_t k0, k1, k2, k3;
+    unsigned char *o0 = o;
+    if (count < 32) {
+        keep = _bzhi_u32(keep, count);
+        high = _bzhi_u32(high, count);
+    }
+    if (!high) {
+        _mm256_storeu_si256((__m256i *)o, v0);
+        return count;
+    }
+    v1 = _mm256_loadu_si256((const __m256i *)(s + 1));
+    val = _mm256_blendv_epi8(
+        v0,
+        _mm256_or_si256(_mm256_and_si256(_mm256_slli_epi16(v0, 6), AJPCORE_K(xc0)),
+                        _mm256_and_si256(v1, AJPCORE_K(x3f))),
+        v0);
+    k0 = keep & 0xFF;
+    k1 = (keep >> 8) & 0xFF;
+    k2 = (keep >> 16) & 0xFF;
+    k3 = keep >> 24;
+    {
+        uint64_t s0, s1, s2, s3;
+        memcpy(&s0, ajpcore_u8_squeeze8[k0], 8);
+        memcpy(&s1, ajpcore_u8_squeeze8[k1], 8);
+        memcpy(&s2, ajpcore_u8_squeeze8[k2], 8);
+        memcpy(&s3, ajpcore_u8_squeeze8[k3], 8);
+        shuf = _mm256_set_epi64x((long long)(s3 + 0x0808080808080808ULL), (long long)s2,
+                                 (long long)(s1 + 0x0808080808080808ULL), (long long)s0);
+    }
+    q = _mm256_shuffle_epi8(val, shuf);
+    lo = _mm256_castsi256_si128(q);
+    hi = _mm256_extracti128_si256(q, 1);
+    _mm_storel_epi64((__m128i *)o, lo);
+    o += __builtin_popcount(k0);
+    _mm_storeh_pd((double *)(void *)o, _mm_castsi128_pd(lo));
+    o += __builtin_popcount(k1);
+    _mm_storel_epi64((__m128i *)o, hi);
+    o += __builtin_popcount(k2);
+    _mm_storeh_pd((double *)(void *)o, _mm_castsi128_pd(hi));
+    o += __builtin_popcount(k3);
+    return o - o0;
+}
+
+/* UCS-2 (ASCII, two- and three-byte sequences), 16 bytes at a time in 16-bit lanes. */
+static inline AJP_TARGET_AVX2 Py_ssize_t ajpcore_u8_block_ucs2(const unsigned char *s, uint32_t count, unsigned char *o) {
+    __m256i v0 = _mm256_loadu_si256((const __m256i *)s);
+    uint32_t keep = ~(uint32_t)_mm256_movemask_epi8(_mm256_cmpgt_epi8(AJPCORE_K(xc0), v0));
+    uint32_t high = (uint32_t)_mm256_movemask_epi8(v0);
+    unsigned char *o0 = o;
+    int h;
+    if (count < 32) {
+        keep = _bzhi_u32(keep, count);
+        high = _bzhi_u32(high, count);
+    }
+    for (h = 0; h < 2; h++, s += 16, keep >>= 16, high >>= 16) {
+        __m256i w0 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)s));
+        __m256i w1, w2, m1, two, three, val, q;
+        uint32_t k0 = keep & 0xFF, k1 = (keep >> 8) & 0xFF;
+        if (!(high & 0xFFFF)) {
+            _mm256_storeu_si256((__m256i *)o, w0);
+            o += 2 * __builtin_popcount(keep & 0xFFFF);
+            continue;
+        }
+        w1 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(s + 1)));
+        w2 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(s + 2)));
+        m1 = _mm256_and_si256(w1, AJPCORE_K(w3f));
+        two = _mm256_or_si256(_mm256_and_si256(_mm256_slli_epi16(w0, 6), AJPCORE_K(w7c0)), m1);
+        three = _mm256_or_si256(_mm256_slli_epi16(w0, 12),
+                                _mm256_or_si256(_mm256_slli_epi16(m1, 6), _mm256_and_si256(w2, AJPCORE_K(w3f))));
+        val = _mm256_blendv_epi8(w0, two, _mm256_cmpgt_epi16(w0, AJPCORE_K(wbf)));
+        val = _mm256_blendv_epi8(val, three, _mm256_cmpgt_epi16(w0, AJPCORE_K(wdf)));
+        q = _mm256_shuffle_epi8(
+            val, _mm256_inserti128_si256(
+                     _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)ajpcore_u8_squeeze16[k0])),
+                     _mm_loadu_si128((const __m128i *)ajpcore_u8_squeeze16[k1]), 1));
+        _mm_storeu_si128((__m128i *)o, _mm256_castsi256_si128(q));
+        o += 2 * __builtin_popcount(k0);
+        _mm_storeu_si128((__m128i *)o, _mm256_extracti128_si256(q, 1));
+        o += 2 * __builtin_popcount(k1);
+    }
+    return (o - o0) / 2;
+}
+
+/* UCS-4, 8 bytes at a time in 32-bit lanes: lane k holds bytes k..k+3, the first one highest;
+   each byte is masked (the lead by its length, the others to their 6 bits), two multiply-adds
+   put the 21 bits of a four-byte sequence together and a shift by lane keeps the character's
+   own bytes (18 bits off for ASCII, 12 for two bytes, 6 for three). */
+static const unsigned char ajpcore_u8_gather4[32] = {
+    3, 2, 1, 0, 4, 3, 2, 1, 5, 4, 3, 2, 6, 5, 4, 3,
+    7, 6, 5, 4, 8, 7, 6, 5, 9, 8, 7, 6, 10, 9, 8, 7};
+/* By high nibble: the mask of a lead of that nibble (continuation bytes: their 6 bits). */
+static const unsigned char ajpcore_u8_lead_mask[16] = {
+    0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x3F, 0x3F, 0x3F, 0x3F, 0x1F, 0x1F, 0x0F, 0x07};
+/* By the lead's high nibble: the bits that belong to the next characters. */
+static const unsigned char ajpcore_u8_lead_shift[16] = {
+    18, 18, 18, 18, 18, 18, 18, 18, 0, 0, 0, 0, 12, 12, 6, 0};
+
+static inline AJP_TARGET_AVX2 Py_ssize_t ajpcore_u8_block_ucs4(const unsigned char *s, uint32_t count, unsigned char *o) {
+    const __m256i gather = _mm256_loadu_si256((const __m256i *)ajpcore_u8_gather4);
+    const __m256i lead_mask = AJPCORE_K(lead_mask);
+    const __m256i lead_shift = AJPCORE_K(lead_shift);
+    __m256i v0 = _mm256_loadu_si256((const __m256i *)s);
+    uint32_t keep = ~(uint32_t)_mm256_movemask_epi8(_mm256_cmpgt_epi8(AJPCORE_K(xc0), v0));
+    uint32_t high = (uint32_t)_mm256_movemask_epi8(v0);
+    unsigned char *o0 = o;
+    int g;
+    if (count < 32) {
+        keep = _bzhi_u32(keep, count);
+        high = _bzhi_u32(high, count);
+    }
+    for (g = 0; g < 4; g++, s += 8, keep >>= 8, high >>= 8) {
+        __m256i d, bits, val;
+        uint32_t k = keep & 0xFF;
+        if (!(high & 0xFF)) {
+            _mm256_storeu_si256((__m256i *)o, _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)s)));
+            o += 4 * __builtin_popcount(k);
+            continue;
+        }
+        d = _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)s)), gather);
+        bits = _mm256_and_si256(
+            d, _mm256_and_si256(_mm256_shuffle_epi8(lead_mask, _mm256_and_si256(_mm256_srli_epi16(d, 4), AJPCORE_K(nibble))),
+                                AJPCORE_K(d_ff3f3f3f)));
+        val = _mm256_madd_epi16(_mm256_maddubs_epi16(bits, AJPCORE_K(w4001)), AJPCORE_K(d_10000001));
+        val = _mm256_srlv_epi32(
+            val, _mm256_and_si256(_mm256_shuffle_epi8(lead_shift, _mm256_srli_epi32(d, 28)), AJPCORE_K(d_ff)));
+        val = _mm256_permutevar8x32_epi32(val, _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)ajpcore_u8_squeeze8[k])));
+        _mm256_storeu_si256((__m256i *)o, val);
+        o += 4 * __builtin_popcount(k);
+    }
+    return (o - o0) / 4;
+}
+
+#define AJPCORE_U8_RUN(NAME, BLOCK, W)                                                                  \
+/* The run s[0:e - s) written at o (W bytes a character); o_end: the str's end; limit: the end of  \
+   the document (loads stay below it).  Returns o after the run's characters. */                     \
+static inline AJP_TARGET_AVX2 unsigned char *NAME(const unsigned char *s, const unsigned char *e,     \
+                                                  unsigned char *o, unsigned char *o_end,             \
+                                                  const unsigned char *limit) {                       \
+    while (s < e) {                                                                                   \
+        Py_ssize_t left = e - s, made;                                                                \
+        uint32_t count = left < 32 ? (uint32_t)left : 32;                                             \
+        if (limit - s >= AJPCORE_U8_READ && o_end - o >= 32 * (W)) {                                  \
+            made = BLOCK(s, count, o);                                                                \
+        } else {                                                                                      \
+            unsigned char in[64], out[32 * (W) + 16];                                                 \
+            const unsigned char *src = s;                                                             \
+            if (limit - s < AJPCORE_U8_READ) {                                                        \
+                memset(in, 0, sizeof in);                                                             \
+                memcpy(in, s, (size_t)(limit - s));                                                   \
+                src = in;                                                                             \
+            }                                                                                         \
+            made = BLOCK(src, count, out);                                                            \
+            memcpy(o, out, (size_t)made * (W));                                                       \
+        }                                                                                             \
+        o += made * (W);                                                                              \
+        s += count;                                                                                   \
+    }                                                                                                 \
+    return o;                                                                                         \
+}
+AJPCORE_U8_RUN(ajpcore_u8_run_ucs1, ajpcore_u8_block_ucs1, 1)
+AJPCORE_U8_RUN(ajpcore_u8_run_ucs2, ajpcore_u8_block_ucs2, 2)
+AJPCORE_U8_RUN(ajpcore_u8_run_ucs4, ajpcore_u8_block_ucs4, 4)
+
+/* Write the characters of the checked body p[body:end) (r of ajpcore_scan_text: no backslash
+   before `escape`) to o, a str's data of `kind` with room for exactly `length` characters;
+   n: the document's size. */
+static AJP_TARGET_AVX2 void ajpcore_fill_text_avx2(const unsigned char *p, Py_ssize_t body, Py_ssize_t end,
+                                                   Py_ssize_t escape, Py_ssize_t n, void *data, int kind,
+                                                   Py_ssize_t length) {
+    unsigned char *o = (unsigned char *)data, *o_end = o + length * kind;
+    const unsigned char *limit = p + n;
+    for (;;) {
+        Py_UCS4 cp;
+        if (escape < end && p[escape] != 0x5C) {
+            const unsigned char *b = (const unsigned char *)memchr(p + escape, 0x5C, (size_t)(end - escape));
+            escape = b ? b - p : end;
+        }
+        if (kind == PyUnicode_1BYTE_KIND)
+            o = ajpcore_u8_run_ucs1(p + body, p + escape, o, o_end, limit);
+        else if (kind == PyUnicode_2BYTE_KIND)
+            o = ajpcore_u8_run_ucs2(p + body, p + escape, o, o_end, limit);
+        else
+            o = ajpcore_u8_run_ucs4(p + body, p + escape, o, o_end, limit);
+        if (escape >= end)
+            return;
+        if (p[escape + 1] != 0x75) {
+            cp = ajpcore_short_escape(p[escape + 1]);
+            body = escape + 2;
+        } else {
+            cp = ajpcore_hex4_checked(p + escape + 2);
+            body = escape + 6;
+            if (cp >= 0xD800 && cp <= 0xDBFF) {
+                cp = 0x10000 + ((cp - 0xD800) << 10) + (ajpcore_hex4_checked(p + body + 2) - 0xDC00);
+                body += 6;
+            }
+        }
+        if (kind == PyUnicode_1BYTE_KIND)
+            *o = (Py_UCS1)cp;
+        else if (kind == PyUnicode_2BYTE_KIND)
+            *(Py_UCS2 *)(void *)o = (Py_UCS2)cp;
+        else
+            *(Py_UCS4 *)(void *)o = cp;
+        o += kind;
+        escape = body;
+    }
+}
+
+static void ajpcore_u8_fill(unsigned char *dst, const void *pattern, size_t size) {
+    size_t k;
+    for (k = 0; k < 32; k += size)
+        memcpy(dst + k, pattern, size);
+}
+
+static void ajpcore_utf8_init(void) {
+    int m, k, c;
+    const uint16_t w3f = 0x3F, w7c0 = 0x7C0, wbf = 0xBF, wdf = 0xDF, w4001 = 0x4001;
+    const uint32_t d_ff3f3f3f = 0xFF3F3F3F, d_10000001 = 0x10000001, d_ff = 0xFF;
+    ajpcore_u8_fill(ajpcore_u8_k.first_high, ajpcore_u8_first_high, 16);
+    ajpcore_u8_fill(ajpcore_u8_k.first_low, ajpcore_u8_first_low, 16);
+    ajpcore_u8_fill(ajpcore_u8_k.second_high, ajpcore_u8_second_high, 16);
+    ajpcore_u8_fill(ajpcore_u8_k.lead_mask, ajpcore_u8_lead_mask, 16);
+    ajpcore_u8_fill(ajpcore_u8_k.lead_shift, ajpcore_u8_lead_shift, 16);
+    memset(ajpcore_u8_k.quote, 0x22, 32);
+    memset(ajpcore_u8_k.bslash, 0x5C, 32);
+    memset(ajpcore_u8_k.x1f, 0x1F, 32);
+    memset(ajpcore_u8_k.x20, 0x20, 32);
+    memset(ajpcore_u8_k.nibble, 0x0F, 32);
+    memset(ajpcore_u8_k.x60, 0xE0 - 0x80, 32);
+    memset(ajpcore_u8_k.x70, 0xF0 - 0x80, 32);
+    memset(ajpcore_u8_k.x80, 0x80, 32);
+    memset(ajpcore_u8_k.x08, 0x08, 32);
+    memset(ajpcore_u8_k.xbf, 0xBF, 32);
+    memset(ajpcore_u8_k.xef, 0xEF, 32);
+    memset(ajpcore_u8_k.xc0, 0xC0, 32);
+    memset(ajpcore_u8_k.x44, 0x44, 32);
+    memset(ajpcore_u8_k.x3f, 0x3F, 32);
+    ajpcore_u8_fill(ajpcore_u8_k.w3f, &w3f, 2);
+    ajpcore_u8_fill(ajpcore_u8_k.w7c0, &w7c0, 2);
+    ajpcore_u8_fill(ajpcore_u8_k.wbf, &wbf, 2);
+    ajpcore_u8_fill(ajpcore_u8_k.wdf, &wdf, 2);
+    ajpcore_u8_fill(ajpcore_u8_k.w4001, &w4001, 2);
+    ajpcore_u8_fill(ajpcore_u8_k.d_ff3f3f3f, &d_ff3f3f3f, 4);
+    ajpcore_u8_fill(ajpcore_u8_k.d_10000001, &d_10000001, 4);
+    ajpcore_u8_fill(ajpcore_u8_k.d_ff, &d_ff, 4);
+    for (m = 0; m < 256; m++) {
+        memset(ajpcore_u8_squeeze8[m], 0, 8);
+        memset(ajpcore_u8_squeeze16[m], 0, 16);
+        for (k = 0, c = 0; k < 8; k++) {
+            if (m & (1 << k)) {
+                ajpcore_u8_squeeze8[m][c] = (unsigned char)k;
+                ajpcore_u8_squeeze16[m][2 * c] = (unsigned char)(2 * k);
+                ajpcore_u8_squeeze16[m][2 * c + 1] = (unsigned char)(2 * k + 1);
+                c++;
+            }
+        }
+    }
+}
+
+#else
+static void ajpcore_utf8_init(void) {}
+#endif /* AJP_BUILD_AVX2 */
+
+/* ajpcore_scan_plain at the level in use. */
+static inline Py_ssize_t ajpcore_scan_plain_any(const unsigned char *p, Py_ssize_t i, Py_ssize_t n) {
+#if AJP_BUILD_AVX2
+    if (AJP_USE_AVX2)
+        return ajpcore_scan_plain_avx2(p, i, n);
+#endif
+    return ajpcore_scan_plain(p, i, n);
+}
+
+/* ajpcore_scan_string at the level in use (the same status and r), and r->escape. */
+static inline int ajpcore_scan_text(const unsigned char *p, Py_ssize_t first, Py_ssize_t i, Py_ssize_t n,
+                                    ajpcore_str_scan *r) {
+#if AJP_BUILD_AVX2
+    if (AJP_USE_AVX2) {
+        int status = ajpcore_scan_text_avx2(p, first, i, n, r);
+        if (status >= 0)
+            return status;
+    }
+#endif
+    r->escape = first;
+    return ajpcore_scan_string(p, first, i, n, r);
+}
+
+/* ajpcore_fill_ucs1/2/4 at the level in use: the checked body p[body:r->end) into data, a
+   str's characters of `kind` (PEP 393) with room for r->length of them; n: the document's size. */
+static inline void ajpcore_fill_text(const unsigned char *p, Py_ssize_t body, const ajpcore_str_scan *r,
+                                     Py_ssize_t n, void *data, int kind) {
+#if AJP_BUILD_AVX2
+    if (AJP_USE_AVX2) {
+        ajpcore_fill_text_avx2(p, body, r->end, r->escape, n, data, kind, r->length);
+        return;
+    }
+#endif
+    if (kind == PyUnicode_1BYTE_KIND)
+        ajpcore_fill_ucs1(p + body, p + r->end, (Py_UCS1 *)data, r->length);
+    else if (kind == PyUnicode_2BYTE_KIND)
+        ajpcore_fill_ucs2(p + body, p + r->end, (Py_UCS2 *)data, r->length);
+    else
+        ajpcore_fill_ucs4(p + body, p + r->end, (Py_UCS4 *)data, r->length);
+}
+
+#endif /* AJPCORE_DECODER_UTF8_H */
