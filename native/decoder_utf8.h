@@ -103,7 +103,8 @@ static struct {
     unsigned char first_high[32], first_low[32], second_high[32], lead_mask[32], lead_shift[32];
     unsigned char quote[32], bslash[32], x1f[32], x20[32], nibble[32], x60[32], x70[32], x80[32];
     unsigned char x08[32], xbf[32], xef[32], xc0[32], x44[32], x3f[32];
-    unsigned char w3f[32], w7c0[32], wbf[32], wdf[32], w4001[32];
+    unsigned char w3f[32], w7c0[32], wbf[32], wdf[32], w4001[32], wf000[32], xf0[32], xe0[32];
+    unsigned char gather4[32], cjk_high[32], cjk_low[32];
     unsigned char d_ff3f3f3f[32], d_10000001[32], d_ff[32];
 } __attribute__((aligned(32))) ajpcore_u8_k;
 
@@ -244,8 +245,9 @@ static AJP_TARGET_AVX2 int ajpcore_scan_text_avx2(const unsigned char *p, Py_ssi
    the continuation bytes are then squeezed out by a shuffle whose pattern comes from a table
    indexed by 8 bits of the keep mask.  A character cut by the end of a block is computed
    from the bytes after the block (loads reach up to 16 bytes past it); its continuation
-   bytes start the next block and are dropped there.  Stores write whole vectors: within the
-   str while at least 32 characters remain, else into a local buffer copied exactly. */
+   bytes start the next block and are dropped there.  Stores write whole vectors, up to
+   AJPCORE_U8_SLACK_W characters past the block's own: into the str while it has room for
+   them, else into a local buffer copied exactly. */
 
 /* For each 8-bit mask m: the indices of its set bits, in order, then zeros. */
 static unsigned char ajpcore_u8_squeeze8[256][8];
@@ -256,46 +258,65 @@ static unsigned char ajpcore_u8_squeeze16[256][16];
    up to the 16-byte loads of the widest step (UCS-4: p + 24, 16 bytes). */
 #define AJPCORE_U8_READ 40
 
-/* One block of a run: the bytes at s (32 of them may be read past the run, AJPCORE_U8_READ in
-   all), the characters starting in its first `count` bytes written to o; returns how many. */
-typedef Py_ssize_t (*ajpcore_u8_block_fn)(const unsigned char *s, uint32_t count, unsigned char *o);
+/* Characters a block's stores may write past its own (see each block). */
+#define AJPCORE_U8_SLACK_1 8
+#define AJPCORE_U8_SLACK_2 16
+#define AJPCORE_U8_SLACK_4 8
 
-/* Latin-1 (only ASCII and C2 / C3 pairs): (lead & 3) << 6 | (next & 3F). */
-static inline AJP_TARGET_AVX2 Py_ssize_t ajpcore_u8_block_ucs1(const unsigned char *s, uint32_t count, unsigned char *o) {
-    __m256i v0 = _mm256_loadu_si256((const __m256i *)s);
-    uint32_t keep = ~(uint32_t)_mm256_movemask_epi8(_mm256_cmpgt_epi8(AJPCORE_K(xc0), v0));
-    uint32_t high = (uint32_t)_mm256_movemask_epi8(v0);
+/* d[0:size) = s[0:size), size <= 128, by (overlapping) vector moves. */
+static inline AJP_TARGET_AVX2 void ajpcore_u8_copy(unsigned char *d, const unsigned char *s, size_t size) {
+    if (size >= 32) {
+        size_t k;
+        for (k = 0; k + 32 < size; k += 32)
+            _mm256_storeu_si256((__m256i *)(d + k), _mm256_loadu_si256((const __m256i *)(s + k)));
+        _mm256_storeu_si256((__m256i *)(d + size - 32), _mm256_loadu_si256((const __m256i *)(s + size - 32)));
+    } else if (size >= 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)s), y = _mm_loadu_si128((const __m128i *)(s + size - 16));
+        _mm_storeu_si128((__m128i *)d, x);
+        _mm_storeu_si128((__m128i *)(d + size - 16), y);
+    } else if (size >= 8) {
+        uint64_t x, y;
+        memcpy(&x, s, 8);
+        memcpy(&y, s + size - 8, 8);
+        memcpy(d, &x, 8);
+        memcpy(d + size - 8, &y, 8);
+    } else if (size >= 4) {
+        uint32_t x, y;
+        memcpy(&x, s, 4);
+        memcpy(&y, s + size - 4, 4);
+        memcpy(d, &x, 4);
+        memcpy(d + size - 4, &y, 4);
+    } else if (size) {
+        unsigned char x = s[0], y = s[size >> 1], z = s[size - 1];
+        d[0] = x;
+        d[size >> 1] = y;
+        d[size - 1] = z;
+    }
+}
+
+/* The blocks: the bytes at s (AJPCORE_U8_READ of them readable), v0 their first 32, keep the
+   bit of each byte that starts a character of the run, high the bit of each non-ASCII byte
+   among them; the characters go to o (popcount(keep) of them, and up to AJPCORE_U8_SLACK_W
+   elements of junk after them). */
+
+/* Latin-1 (only ASCII and C2 / C3 pairs): (lead & 3) << 6 | (next & 3F); four 8-byte stores. */
+static inline AJP_TARGET_AVX2 void ajpcore_u8_block_ucs1(const unsigned char *s, __m256i v0, uint32_t keep,
+                                                         uint32_t high, unsigned char *o) {
     __m256i v1, val, shuf, q;
     __m128i lo, hi;
-    uint32_t k0, k1, k2, k3;
-    unsigned char *o0 = o;
-    if (count < 32) {
-        keep = _bzhi_u32(keep, count);
-        high = _bzhi_u32(high, count);
-    }
-    if (!high) {
-        _mm256_storeu_si256((__m256i *)o, v0);
-        return count;
-    }
+    uint32_t k0 = keep & 0xFF, k1 = (keep >> 8) & 0xFF, k2 = (keep >> 16) & 0xFF, k3 = keep >> 24;
+    uint64_t s0, s1, s2, s3;
+    (void)high;  /* not all ASCII: ajpcore_u8_run_ucs1 writes those itself */
     v1 = _mm256_loadu_si256((const __m256i *)(s + 1));
     val = _mm256_blendv_epi8(
-        v0,
-        _mm256_or_si256(_mm256_and_si256(_mm256_slli_epi16(v0, 6), AJPCORE_K(xc0)),
-                        _mm256_and_si256(v1, AJPCORE_K(x3f))),
+        v0, _mm256_or_si256(_mm256_and_si256(_mm256_slli_epi16(v0, 6), AJPCORE_K(xc0)), _mm256_and_si256(v1, AJPCORE_K(x3f))),
         v0);
-    k0 = keep & 0xFF;
-    k1 = (keep >> 8) & 0xFF;
-    k2 = (keep >> 16) & 0xFF;
-    k3 = keep >> 24;
-    {
-        uint64_t s0, s1, s2, s3;
-        memcpy(&s0, ajpcore_u8_squeeze8[k0], 8);
-        memcpy(&s1, ajpcore_u8_squeeze8[k1], 8);
-        memcpy(&s2, ajpcore_u8_squeeze8[k2], 8);
-        memcpy(&s3, ajpcore_u8_squeeze8[k3], 8);
-        shuf = _mm256_set_epi64x((long long)(s3 + 0x0808080808080808ULL), (long long)s2,
-                                 (long long)(s1 + 0x0808080808080808ULL), (long long)s0);
-    }
+    memcpy(&s0, ajpcore_u8_squeeze8[k0], 8);
+    memcpy(&s1, ajpcore_u8_squeeze8[k1], 8);
+    memcpy(&s2, ajpcore_u8_squeeze8[k2], 8);
+    memcpy(&s3, ajpcore_u8_squeeze8[k3], 8);
+    shuf = _mm256_set_epi64x((long long)(s3 + 0x0808080808080808ULL), (long long)s2,
+                             (long long)(s1 + 0x0808080808080808ULL), (long long)s0);
     q = _mm256_shuffle_epi8(val, shuf);
     lo = _mm256_castsi256_si128(q);
     hi = _mm256_extracti128_si256(q, 1);
@@ -306,21 +327,14 @@ static inline AJP_TARGET_AVX2 Py_ssize_t ajpcore_u8_block_ucs1(const unsigned ch
     _mm_storel_epi64((__m128i *)o, hi);
     o += __builtin_popcount(k2);
     _mm_storeh_pd((double *)(void *)o, _mm_castsi128_pd(hi));
-    o += __builtin_popcount(k3);
-    return o - o0;
 }
 
-/* UCS-2 (ASCII, two- and three-byte sequences), 16 bytes at a time in 16-bit lanes. */
-static inline AJP_TARGET_AVX2 Py_ssize_t ajpcore_u8_block_ucs2(const unsigned char *s, uint32_t count, unsigned char *o) {
-    __m256i v0 = _mm256_loadu_si256((const __m256i *)s);
-    uint32_t keep = ~(uint32_t)_mm256_movemask_epi8(_mm256_cmpgt_epi8(AJPCORE_K(xc0), v0));
-    uint32_t high = (uint32_t)_mm256_movemask_epi8(v0);
-    unsigned char *o0 = o;
+/* UCS-2 (ASCII, two- and three-byte sequences), 16 bytes at a time in 16-bit lanes; each half
+   stores 16 elements (ASCII) or 8 + 8 at o and after its first 8 bits' characters. */
+static inline AJP_TARGET_AVX2 void ajpcore_u8_block_ucs2(const unsigned char *s, __m256i v0, uint32_t keep,
+                                                         uint32_t high, unsigned char *o) {
     int h;
-    if (count < 32) {
-        keep = _bzhi_u32(keep, count);
-        high = _bzhi_u32(high, count);
-    }
+    (void)v0;
     for (h = 0; h < 2; h++, s += 16, keep >>= 16, high >>= 16) {
         __m256i w0 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)s));
         __m256i w1, w2, m1, two, three, val, q;
@@ -347,13 +361,34 @@ static inline AJP_TARGET_AVX2 Py_ssize_t ajpcore_u8_block_ucs2(const unsigned ch
         _mm_storeu_si128((__m128i *)o, _mm256_extracti128_si256(q, 1));
         o += 2 * __builtin_popcount(k1);
     }
-    return (o - o0) / 2;
+}
+
+/* Eight three-byte characters from the 24 bytes at s (readable: 32), to 8 elements at o:
+   the run of CJK text.  Lane h holds characters 4h..4h+3, one per 16-bit element: the
+   first byte's 4 bits and the second byte above it, the third byte below. */
+static const unsigned char ajpcore_u8_cjk_high[32] = {
+    1, 0, 4, 3, 7, 6, 10, 9, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+    1, 0, 4, 3, 7, 6, 10, 9, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80};
+static const unsigned char ajpcore_u8_cjk_low[32] = {
+    2, 0x80, 5, 0x80, 8, 0x80, 11, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+    2, 0x80, 5, 0x80, 8, 0x80, 11, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80};
+
+static inline AJP_TARGET_AVX2 void ajpcore_u8_cjk8(const unsigned char *s, unsigned char *o) {
+    __m256i x = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)s)),
+                                        _mm_loadu_si128((const __m128i *)(s + 12)), 1);
+    __m256i hi = _mm256_shuffle_epi8(x, AJPCORE_K(cjk_high));  /* b0 << 8 | b1 */
+    __m256i lo = _mm256_shuffle_epi8(x, AJPCORE_K(cjk_low));   /* b2 */
+    __m256i val = _mm256_or_si256(
+        _mm256_or_si256(_mm256_and_si256(_mm256_slli_epi16(hi, 4), AJPCORE_K(wf000)),
+                        _mm256_slli_epi16(_mm256_and_si256(hi, AJPCORE_K(w3f)), 6)),
+        _mm256_and_si256(lo, AJPCORE_K(w3f)));
+    _mm_storeu_si128((__m128i *)o, _mm256_castsi256_si128(_mm256_permute4x64_epi64(val, 0x08)));
 }
 
 /* UCS-4, 8 bytes at a time in 32-bit lanes: lane k holds bytes k..k+3, the first one highest;
    each byte is masked (the lead by its length, the others to their 6 bits), two multiply-adds
    put the 21 bits of a four-byte sequence together and a shift by lane keeps the character's
-   own bytes (18 bits off for ASCII, 12 for two bytes, 6 for three). */
+   own bytes (18 bits off for ASCII, 12 for two bytes, 6 for three); each group stores 8. */
 static const unsigned char ajpcore_u8_gather4[32] = {
     3, 2, 1, 0, 4, 3, 2, 1, 5, 4, 3, 2, 6, 5, 4, 3,
     7, 6, 5, 4, 8, 7, 6, 5, 9, 8, 7, 6, 10, 9, 8, 7};
@@ -364,19 +399,10 @@ static const unsigned char ajpcore_u8_lead_mask[16] = {
 static const unsigned char ajpcore_u8_lead_shift[16] = {
     18, 18, 18, 18, 18, 18, 18, 18, 0, 0, 0, 0, 12, 12, 6, 0};
 
-static inline AJP_TARGET_AVX2 Py_ssize_t ajpcore_u8_block_ucs4(const unsigned char *s, uint32_t count, unsigned char *o) {
-    const __m256i gather = _mm256_loadu_si256((const __m256i *)ajpcore_u8_gather4);
-    const __m256i lead_mask = AJPCORE_K(lead_mask);
-    const __m256i lead_shift = AJPCORE_K(lead_shift);
-    __m256i v0 = _mm256_loadu_si256((const __m256i *)s);
-    uint32_t keep = ~(uint32_t)_mm256_movemask_epi8(_mm256_cmpgt_epi8(AJPCORE_K(xc0), v0));
-    uint32_t high = (uint32_t)_mm256_movemask_epi8(v0);
-    unsigned char *o0 = o;
+static inline AJP_TARGET_AVX2 void ajpcore_u8_block_ucs4(const unsigned char *s, __m256i v0, uint32_t keep,
+                                                         uint32_t high, unsigned char *o) {
     int g;
-    if (count < 32) {
-        keep = _bzhi_u32(keep, count);
-        high = _bzhi_u32(high, count);
-    }
+    (void)v0;
     for (g = 0; g < 4; g++, s += 8, keep >>= 8, high >>= 8) {
         __m256i d, bits, val;
         uint32_t k = keep & 0xFF;
@@ -385,41 +411,65 @@ static inline AJP_TARGET_AVX2 Py_ssize_t ajpcore_u8_block_ucs4(const unsigned ch
             o += 4 * __builtin_popcount(k);
             continue;
         }
-        d = _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)s)), gather);
+        d = _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)s)), AJPCORE_K(gather4));
         bits = _mm256_and_si256(
-            d, _mm256_and_si256(_mm256_shuffle_epi8(lead_mask, _mm256_and_si256(_mm256_srli_epi16(d, 4), AJPCORE_K(nibble))),
+            d, _mm256_and_si256(_mm256_shuffle_epi8(AJPCORE_K(lead_mask), _mm256_and_si256(_mm256_srli_epi16(d, 4), AJPCORE_K(nibble))),
                                 AJPCORE_K(d_ff3f3f3f)));
         val = _mm256_madd_epi16(_mm256_maddubs_epi16(bits, AJPCORE_K(w4001)), AJPCORE_K(d_10000001));
         val = _mm256_srlv_epi32(
-            val, _mm256_and_si256(_mm256_shuffle_epi8(lead_shift, _mm256_srli_epi32(d, 28)), AJPCORE_K(d_ff)));
+            val, _mm256_and_si256(_mm256_shuffle_epi8(AJPCORE_K(lead_shift), _mm256_srli_epi32(d, 28)), AJPCORE_K(d_ff)));
         val = _mm256_permutevar8x32_epi32(val, _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)ajpcore_u8_squeeze8[k])));
         _mm256_storeu_si256((__m256i *)o, val);
         o += 4 * __builtin_popcount(k);
     }
-    return (o - o0) / 4;
 }
 
+/* The run s[0:e - s) written at o (W bytes a character); o_end: the str's end; limit: the end
+   of the document (loads stay below it).  Returns o after the run's characters.  At UCS-2,
+   eight three-byte characters in a row take the shorter step of ajpcore_u8_cjk8. */
 #define AJPCORE_U8_RUN(NAME, BLOCK, W)                                                                  \
-/* The run s[0:e - s) written at o (W bytes a character); o_end: the str's end; limit: the end of  \
-   the document (loads stay below it).  Returns o after the run's characters. */                     \
 static inline AJP_TARGET_AVX2 unsigned char *NAME(const unsigned char *s, const unsigned char *e,     \
                                                   unsigned char *o, unsigned char *o_end,             \
                                                   const unsigned char *limit) {                       \
     while (s < e) {                                                                                   \
         Py_ssize_t left = e - s, made;                                                                \
-        uint32_t count = left < 32 ? (uint32_t)left : 32;                                             \
-        if (limit - s >= AJPCORE_U8_READ && o_end - o >= 32 * (W)) {                                  \
-            made = BLOCK(s, count, o);                                                                \
+        uint32_t count = left < 32 ? (uint32_t)left : 32, keep, high;                                 \
+        unsigned char in[64];                                                                         \
+        const unsigned char *src = s;                                                                 \
+        __m256i v0;                                                                                   \
+        if (limit - s < AJPCORE_U8_READ) {                                                            \
+            memset(in, 0, sizeof in);                                                                 \
+            memcpy(in, s, (size_t)(limit - s));                                                       \
+            src = in;                                                                                 \
+        }                                                                                             \
+        v0 = _mm256_loadu_si256((const __m256i *)src);                                                \
+        if ((W) == 2 && left >= 24 && o_end - o >= 16                                                 \
+            && ((uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(v0, AJPCORE_K(xf0)),  \
+                                                                 AJPCORE_K(xe0))) & 0xFFFFFF) == 0x249249) { \
+            ajpcore_u8_cjk8(src, o);                                                                  \
+            o += 16;                                                                                  \
+            s += 24;                                                                                  \
+            continue;                                                                                 \
+        }                                                                                             \
+        keep = ~(uint32_t)_mm256_movemask_epi8(_mm256_cmpgt_epi8(AJPCORE_K(xc0), v0));                \
+        high = (uint32_t)_mm256_movemask_epi8(v0);                                                    \
+        if (count < 32) {                                                                             \
+            keep = _bzhi_u32(keep, count);                                                            \
+            high = _bzhi_u32(high, count);                                                            \
+        }                                                                                             \
+        made = __builtin_popcount(keep);                                                              \
+        if ((W) == 1 && !high) {                                                                      \
+            /* ASCII: the bytes themselves */                                                         \
+            if (o_end - o >= 32)                                                                      \
+                _mm256_storeu_si256((__m256i *)o, v0);                                                \
+            else                                                                                      \
+                ajpcore_u8_copy(o, src, count);                                                       \
+        } else if (o_end - o >= (made + AJPCORE_U8_SLACK_##W) * (W)) {                                \
+            BLOCK(src, v0, keep, high, o);                                                            \
         } else {                                                                                      \
-            unsigned char in[64], out[32 * (W) + 16];                                                 \
-            const unsigned char *src = s;                                                             \
-            if (limit - s < AJPCORE_U8_READ) {                                                        \
-                memset(in, 0, sizeof in);                                                             \
-                memcpy(in, s, (size_t)(limit - s));                                                   \
-                src = in;                                                                             \
-            }                                                                                         \
-            made = BLOCK(src, count, out);                                                            \
-            memcpy(o, out, (size_t)made * (W));                                                       \
+            unsigned char out[(32 + AJPCORE_U8_SLACK_##W) * (W)];                                     \
+            BLOCK(src, v0, keep, high, out);                                                          \
+            ajpcore_u8_copy(o, out, (size_t)made * (W));                                              \
         }                                                                                             \
         o += made * (W);                                                                              \
         s += count;                                                                                   \
@@ -482,7 +532,7 @@ static void ajpcore_u8_fill(unsigned char *dst, const void *pattern, size_t size
 
 static void ajpcore_utf8_init(void) {
     int m, k, c;
-    const uint16_t w3f = 0x3F, w7c0 = 0x7C0, wbf = 0xBF, wdf = 0xDF, w4001 = 0x4001;
+    const uint16_t w3f = 0x3F, w7c0 = 0x7C0, wbf = 0xBF, wdf = 0xDF, w4001 = 0x4001, wf000 = 0xF000;
     const uint32_t d_ff3f3f3f = 0xFF3F3F3F, d_10000001 = 0x10000001, d_ff = 0xFF;
     ajpcore_u8_fill(ajpcore_u8_k.first_high, ajpcore_u8_first_high, 16);
     ajpcore_u8_fill(ajpcore_u8_k.first_low, ajpcore_u8_first_low, 16);
@@ -508,6 +558,12 @@ static void ajpcore_utf8_init(void) {
     ajpcore_u8_fill(ajpcore_u8_k.wbf, &wbf, 2);
     ajpcore_u8_fill(ajpcore_u8_k.wdf, &wdf, 2);
     ajpcore_u8_fill(ajpcore_u8_k.w4001, &w4001, 2);
+    ajpcore_u8_fill(ajpcore_u8_k.wf000, &wf000, 2);
+    memset(ajpcore_u8_k.xf0, 0xF0, 32);
+    memset(ajpcore_u8_k.xe0, 0xE0, 32);
+    memcpy(ajpcore_u8_k.gather4, ajpcore_u8_gather4, 32);
+    memcpy(ajpcore_u8_k.cjk_high, ajpcore_u8_cjk_high, 32);
+    memcpy(ajpcore_u8_k.cjk_low, ajpcore_u8_cjk_low, 32);
     ajpcore_u8_fill(ajpcore_u8_k.d_ff3f3f3f, &d_ff3f3f3f, 4);
     ajpcore_u8_fill(ajpcore_u8_k.d_10000001, &d_10000001, 4);
     ajpcore_u8_fill(ajpcore_u8_k.d_ff, &d_ff, 4);
