@@ -104,7 +104,7 @@ static struct {
     unsigned char quote[32], bslash[32], x1f[32], x20[32], nibble[32], x60[32], x70[32], x80[32];
     unsigned char x08[32], xbf[32], xef[32], xc0[32], x44[32], x3f[32];
     unsigned char w3f[32], w7c0[32], wbf[32], wdf[32], w4001[32], wf000[32], xf0[32], xe0[32];
-    unsigned char gather4[32], cjk_high[32], cjk_low[32];
+    unsigned char gather4[32], cjk_high[32], cjk_low[32], e_edges[32];
     unsigned char d_ff3f3f3f[32], d_10000001[32], d_ff[32];
 } __attribute__((aligned(32))) ajpcore_u8_k;
 
@@ -134,6 +134,19 @@ static AJP_TARGET_AVX2 Py_ssize_t ajpcore_scan_plain_avx2(const unsigned char *p
     return ajpcore_scan_plain(p, i, n);
 }
 
+/* How many three-byte characters led by E1..EC or EE start v, up to ten (30 bytes): their
+   continuation bytes may be any of 80..BF (Unicode 15 Table 3-7) and they are neither
+   surrogates (ED) nor noncharacters (EF) nor overlong (E0), so they are well formed with
+   nothing more to check (CJK text).  Bit k of each mask is byte k; the first byte that breaks
+   the pattern (lead, continuation, continuation, ...) ends them. */
+static inline AJP_TARGET_AVX2 uint32_t ajpcore_u8_cjk_chars(__m256i v) {
+    uint32_t leads = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(v, AJPCORE_K(xf0)), AJPCORE_K(xe0)));
+    uint32_t conts = (uint32_t)_mm256_movemask_epi8(_mm256_cmpgt_epi8(AJPCORE_K(xc0), v));
+    uint32_t edges = (uint32_t)_mm256_movemask_epi8(_mm256_shuffle_epi8(AJPCORE_K(e_edges), _mm256_and_si256(v, AJPCORE_K(nibble))));
+    uint32_t broken = (leads ^ 0x09249249u) | (conts ^ 0x36DB6DB6u) | (edges & 0x09249249u) | (1u << 30);
+    return (uint32_t)__builtin_ctz(broken) / 3;
+}
+
 /* ajpcore_scan_string, decided at the avx2 level when the string is well formed: the same
    r (end, length, maxchar) and r->escape, the index of its first backslash (end if none);
    -1 when the scalar code must decide.  p[first:i] is plain ASCII.
@@ -159,24 +172,58 @@ static AJP_TARGET_AVX2 int ajpcore_scan_text_avx2(const unsigned char *p, Py_ssi
     __m256i prev = _mm256_setzero_si256(), bad = _mm256_setzero_si256(), top = _mm256_setzero_si256();
     Py_ssize_t shrink = 0, escape = -1;
     Py_UCS4 maxc = 0x7F;
+    int three = 0;  /* runs of three-byte characters were seen: cut blocks before one */
+    int after_run = 0;
     unsigned char tail[32];
     for (;;) {
+        const unsigned char *src = p + i;
         __m256i v;
         uint32_t stops, k, high;
         if (i + 32 <= n) {
-            v = _mm256_loadu_si256((const __m256i *)(p + i));
+            v = _mm256_loadu_si256((const __m256i *)src);
+            uint32_t chars;
+            if ((src[0] & 0xF0) == 0xE0 && !after_run && (chars = ajpcore_u8_cjk_chars(v)) != 0) {
+                /* Three-byte characters (see ajpcore_u8_cjk_chars), ten at a time while they
+                   last; what came before must be whole (a lead here after an unfinished
+                   sequence is the scalar code's error). */
+                bad = _mm256_or_si256(bad, _mm256_subs_epu8(prev, incomplete));
+                for (;;) {
+                    i += 3 * chars;
+                    shrink += 2 * chars;
+                    if (chars < 10 || i + 32 > n)
+                        break;
+                    chars = ajpcore_u8_cjk_chars(_mm256_loadu_si256((const __m256i *)(p + i)));
+                    if (!chars)
+                        break;
+                }
+                maxc |= 0xFFFF;
+                three = 1;
+                after_run = 1;  /* what stopped the run takes the block step */
+                prev = _mm256_setzero_si256();
+                continue;
+            }
+            after_run = 0;
         } else {
             /* The document's last bytes: zeros after them stop the block where it ends. */
             memset(tail, 0, sizeof tail);
             memcpy(tail, p + i, (size_t)(n - i));
-            v = _mm256_loadu_si256((const __m256i *)tail);
+            src = tail;
+            v = _mm256_loadu_si256((const __m256i *)src);
         }
         stops = ajpcore_u8_stops(v);
         k = 32;
         if (stops) {
             k = (uint32_t)__builtin_ctz(stops);
-            v = _mm256_and_si256(v, _mm256_loadu_si256((const __m256i *)(ajpcore_u8_prefix + 32 - k)));
+        } else if (three) {
+            /* A three-byte character cut by the block's end starts the next block, which
+               then may be a run of them again. */
+            if ((src[31] & 0xF0) == 0xE0)
+                k = 31;
+            else if ((src[30] & 0xF0) == 0xE0)
+                k = 30;
         }
+        if (k < 32)
+            v = _mm256_and_si256(v, _mm256_loadu_si256((const __m256i *)(ajpcore_u8_prefix + 32 - k)));
         high = (uint32_t)_mm256_movemask_epi8(v);
         if (!high) {
             bad = _mm256_or_si256(bad, _mm256_subs_epu8(prev, incomplete));
@@ -208,7 +255,7 @@ static AJP_TARGET_AVX2 int ajpcore_scan_text_avx2(const unsigned char *p, Py_ssi
         }
         prev = v;
         i += k;
-        if (k == 32)
+        if (!stops)
             continue;
         if (i >= n || !_mm256_testz_si256(bad, bad))
             return -1;  /* the end of the document, or a problem before this stop */
@@ -363,26 +410,34 @@ static inline AJP_TARGET_AVX2 void ajpcore_u8_block_ucs2(const unsigned char *s,
     }
 }
 
-/* Eight three-byte characters from the 24 bytes at s (readable: 32), to 8 elements at o:
-   the run of CJK text.  Lane h holds characters 4h..4h+3, one per 16-bit element: the
-   first byte's 4 bits and the second byte above it, the third byte below. */
-static const unsigned char ajpcore_u8_cjk_high[32] = {
-    1, 0, 4, 3, 7, 6, 10, 9, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
-    1, 0, 4, 3, 7, 6, 10, 9, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80};
-static const unsigned char ajpcore_u8_cjk_low[32] = {
-    2, 0x80, 5, 0x80, 8, 0x80, 11, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
-    2, 0x80, 5, 0x80, 8, 0x80, 11, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80};
+/* In a checked run: how many three-byte characters start v, up to ten (30 bytes), from
+   where its leads stop being at bytes 0, 3, 6, ... */
+static inline AJP_TARGET_AVX2 uint32_t ajpcore_u8_three_chars(__m256i v) {
+    uint32_t leads = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(v, AJPCORE_K(xf0)), AJPCORE_K(xe0)));
+    return (uint32_t)__builtin_ctz((leads ^ 0x09249249u) | (1u << 30)) / 3;
+}
 
-static inline AJP_TARGET_AVX2 void ajpcore_u8_cjk8(const unsigned char *s, unsigned char *o) {
+/* Ten three-byte characters from the 30 bytes at s (readable: 32), to o: 5 of them from each
+   lane, one per 16-bit element (the first byte's 4 bits and the second byte's 6 above the
+   third byte's 6); stores 13 elements, the last 3 junk. */
+static const unsigned char ajpcore_u8_cjk_high[32] = {
+    1, 0, 4, 3, 7, 6, 10, 9, 13, 12, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+    1, 0, 4, 3, 7, 6, 10, 9, 13, 12, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80};
+static const unsigned char ajpcore_u8_cjk_low[32] = {
+    2, 0x80, 5, 0x80, 8, 0x80, 11, 0x80, 14, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+    2, 0x80, 5, 0x80, 8, 0x80, 11, 0x80, 14, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80};
+
+static inline AJP_TARGET_AVX2 void ajpcore_u8_cjk10(const unsigned char *s, unsigned char *o) {
     __m256i x = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)s)),
-                                        _mm_loadu_si128((const __m128i *)(s + 12)), 1);
+                                        _mm_loadu_si128((const __m128i *)(s + 15)), 1);
     __m256i hi = _mm256_shuffle_epi8(x, AJPCORE_K(cjk_high));  /* b0 << 8 | b1 */
     __m256i lo = _mm256_shuffle_epi8(x, AJPCORE_K(cjk_low));   /* b2 */
     __m256i val = _mm256_or_si256(
         _mm256_or_si256(_mm256_and_si256(_mm256_slli_epi16(hi, 4), AJPCORE_K(wf000)),
                         _mm256_slli_epi16(_mm256_and_si256(hi, AJPCORE_K(w3f)), 6)),
         _mm256_and_si256(lo, AJPCORE_K(w3f)));
-    _mm_storeu_si128((__m128i *)o, _mm256_castsi256_si128(_mm256_permute4x64_epi64(val, 0x08)));
+    _mm_storeu_si128((__m128i *)o, _mm256_castsi256_si128(val));
+    _mm_storeu_si128((__m128i *)(o + 10), _mm256_extracti128_si256(val, 1));
 }
 
 /* UCS-4, 8 bytes at a time in 32-bit lanes: lane k holds bytes k..k+3, the first one highest;
@@ -426,14 +481,14 @@ static inline AJP_TARGET_AVX2 void ajpcore_u8_block_ucs4(const unsigned char *s,
 
 /* The run s[0:e - s) written at o (W bytes a character); o_end: the str's end; limit: the end
    of the document (loads stay below it).  Returns o after the run's characters.  At UCS-2,
-   eight three-byte characters in a row take the shorter step of ajpcore_u8_cjk8. */
+   three-byte characters in a row (CJK) take the steps of ajpcore_u8_cjk10. */
 #define AJPCORE_U8_RUN(NAME, BLOCK, W)                                                                  \
 static inline AJP_TARGET_AVX2 unsigned char *NAME(const unsigned char *s, const unsigned char *e,     \
                                                   unsigned char *o, unsigned char *o_end,             \
                                                   const unsigned char *limit) {                       \
     while (s < e) {                                                                                   \
         Py_ssize_t left = e - s, made;                                                                \
-        uint32_t count = left < 32 ? (uint32_t)left : 32, keep, high;                                 \
+        uint32_t count = left < 32 ? (uint32_t)left : 32, keep, high, chars;                          \
         unsigned char in[64];                                                                         \
         const unsigned char *src = s;                                                                 \
         __m256i v0;                                                                                   \
@@ -443,13 +498,33 @@ static inline AJP_TARGET_AVX2 unsigned char *NAME(const unsigned char *s, const 
             src = in;                                                                                 \
         }                                                                                             \
         v0 = _mm256_loadu_si256((const __m256i *)src);                                                \
-        if ((W) == 2 && left >= 24 && o_end - o >= 16                                                 \
-            && ((uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(v0, AJPCORE_K(xf0)),  \
-                                                                 AJPCORE_K(xe0))) & 0xFFFFFF) == 0x249249) { \
-            ajpcore_u8_cjk8(src, o);                                                                  \
-            o += 16;                                                                                  \
-            s += 24;                                                                                  \
+        if ((W) == 2 && (chars = ajpcore_u8_three_chars(v0)) != 0) {                                 \
+            /* three-byte characters (CJK), ten at a time while they last */                         \
+            for (;;) {                                                                                \
+                if (o_end - o >= 26)                                                                  \
+                    ajpcore_u8_cjk10(src, o);                                                         \
+                else {                                                                                \
+                    unsigned char out[32];                                                            \
+                    ajpcore_u8_cjk10(src, out);                                                       \
+                    ajpcore_u8_copy(o, out, 2 * chars);                                               \
+                }                                                                                     \
+                o += 2 * chars;                                                                       \
+                s += 3 * chars;                                                                       \
+                if (chars < 10 || src != s - 30 || limit - s < AJPCORE_U8_READ)                       \
+                    break;                                                                            \
+                src = s;                                                                              \
+                chars = ajpcore_u8_three_chars(_mm256_loadu_si256((const __m256i *)s));               \
+                if (!chars)                                                                           \
+                    break;                                                                            \
+            }                                                                                         \
             continue;                                                                                 \
+        }                                                                                             \
+        if ((W) == 2 && count == 32) {                                                                \
+            /* a three-byte character cut by the block's end starts the next block */                 \
+            if ((src[31] & 0xF0) == 0xE0)                                                             \
+                count = 31;                                                                           \
+            else if ((src[30] & 0xF0) == 0xE0)                                                        \
+                count = 30;                                                                           \
         }                                                                                             \
         keep = ~(uint32_t)_mm256_movemask_epi8(_mm256_cmpgt_epi8(AJPCORE_K(xc0), v0));                \
         high = (uint32_t)_mm256_movemask_epi8(v0);                                                    \
@@ -564,6 +639,9 @@ static void ajpcore_utf8_init(void) {
     memcpy(ajpcore_u8_k.gather4, ajpcore_u8_gather4, 32);
     memcpy(ajpcore_u8_k.cjk_high, ajpcore_u8_cjk_high, 32);
     memcpy(ajpcore_u8_k.cjk_low, ajpcore_u8_cjk_low, 32);
+    memset(ajpcore_u8_k.e_edges, 0, 32);  /* by low nibble: 0x80 for E0, ED, EF */
+    for (k = 0; k < 32; k += 16)
+        ajpcore_u8_k.e_edges[k + 0x0] = ajpcore_u8_k.e_edges[k + 0xD] = ajpcore_u8_k.e_edges[k + 0xF] = 0x80;
     ajpcore_u8_fill(ajpcore_u8_k.d_ff3f3f3f, &d_ff3f3f3f, 4);
     ajpcore_u8_fill(ajpcore_u8_k.d_10000001, &d_10000001, 4);
     ajpcore_u8_fill(ajpcore_u8_k.d_ff, &d_ff, 4);
