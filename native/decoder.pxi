@@ -57,8 +57,7 @@ cdef extern from "decoder_scan.h":
 cdef extern from "decoder_utf8.h":
     void _utf8_init "ajpcore_utf8_init" ()
     Py_ssize_t _scan_plain_any "ajpcore_scan_plain_any" (const unsigned char* p, Py_ssize_t i, Py_ssize_t n) nogil
-    int _scan_text "ajpcore_scan_text" (const unsigned char* p, Py_ssize_t first, Py_ssize_t i, Py_ssize_t n, ajpcore_str_scan* r) nogil
-    void _fill_text "ajpcore_fill_text" (const unsigned char* p, Py_ssize_t body, const ajpcore_str_scan* r, Py_ssize_t n, void* data, int kind) nogil
+    PyObject* _text_str "ajpcore_text_str" (const unsigned char* p, Py_ssize_t first, Py_ssize_t i, Py_ssize_t n, ajpcore_str_scan* r, int* status)
 
 cdef extern from "decoder_numbers.h":
     enum:
@@ -308,7 +307,7 @@ cdef Py_ssize_t _parse_literal(Parser* self, Py_ssize_t i, const char* word, Py_
     return i + size
 
 cdef int _string_error(Parser* self, int status, ajpcore_str_scan* r) except -1:
-    """Raise the DecodeError for a string ``_scan_text`` refused."""
+    """Raise the DecodeError for a string ``_text_str`` refused."""
     cdef Py_ssize_t at = r.end
     if status == AJPCORE_STR_EOF:
         return _eof(self)
@@ -336,25 +335,23 @@ cdef inline PyObject* _parse_string(Parser* self, Py_ssize_t start) except NULL:
         s = _unicode_new(size, 127)
         memcpy(_ascii_data(s), p + start + 1, size)
         return s
-    return _own(_parse_text(self, start, i))
+    return _parse_text(self, start, i)
 
-cdef object _parse_text(Parser* self, Py_ssize_t start, Py_ssize_t i):
-    """The rest of ``parse_string`` from ``i``, its first byte that is not plain ASCII."""
-    cdef const unsigned char* p = self.p
+cdef PyObject* _parse_text(Parser* self, Py_ssize_t start, Py_ssize_t i) except NULL:
+    """The rest of ``parse_string`` from ``i``, its first byte that is not plain ASCII (a new reference)."""
     cdef ajpcore_str_scan r
     cdef int status
-    cdef object s
-    # Escapes or non-ASCII text: check it all once, then build the str at its final
-    # length and kind straight from the bytes (see ajpcore_scan_string; decoder_utf8.h
-    # at the avx2 level).
+    # Escapes or non-ASCII text: checked once, then the str is made at its final length and
+    # kind and written straight from the bytes (ajpcore_text_str: decoder_scan.h, and
+    # decoder_utf8.h at the avx2 level).
     r.length = 0   # string_error always raises; set so gcc sees no uninitialized read
     r.maxchar = 0
-    status = _scan_text(p, start + 1, i, self.n, &r)
-    if status != AJPCORE_STR_OK:
+    cdef PyObject* s = _text_str(self.p, start + 1, i, self.n, &r, &status)
+    if s == NULL:
+        if status == AJPCORE_STR_OK:
+            raise MemoryError()
         _string_error(self, status, &r)
     self.i = r.end + 1
-    s = PyUnicode_New(r.length, r.maxchar)
-    _fill_text(p, start + 1, &r, self.n, PyUnicode_DATA(s), PyUnicode_KIND(s))
     return s
 
 cdef inline PyObject* _parse_number(Parser* self, Py_ssize_t start) except NULL:

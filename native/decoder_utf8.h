@@ -104,7 +104,7 @@ static struct {
     unsigned char quote[32], bslash[32], x1f[32], x20[32], nibble[32], x60[32], x70[32], x80[32];
     unsigned char x08[32], xbf[32], xef[32], xc0[32], x44[32], x3f[32];
     unsigned char w3f[32], w7c0[32], wbf[32], wdf[32], w4001[32], wf000[32], xf0[32], xe0[32];
-    unsigned char gather4[32], cjk_high[32], cjk_low[32], e_edges[32];
+    unsigned char gather4[32], cjk_high[32], cjk_low[32], cjk_low_bound[32], cjk_high_bound[32];
     unsigned char d_ff3f3f3f[32], d_10000001[32], d_ff[32];
 } __attribute__((aligned(32))) ajpcore_u8_k;
 
@@ -134,17 +134,28 @@ static AJP_TARGET_AVX2 Py_ssize_t ajpcore_scan_plain_avx2(const unsigned char *p
     return ajpcore_scan_plain(p, i, n);
 }
 
-/* How many three-byte characters led by E1..EC or EE start v, up to ten (30 bytes): their
-   continuation bytes may be any of 80..BF (Unicode 15 Table 3-7) and they are neither
-   surrogates (ED) nor noncharacters (EF) nor overlong (E0), so they are well formed with
-   nothing more to check (CJK text).  Bit k of each mask is byte k; the first byte that breaks
-   the pattern (lead, continuation, continuation, ...) ends them. */
-static inline AJP_TARGET_AVX2 uint32_t ajpcore_u8_cjk_chars(__m256i v) {
-    uint32_t leads = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(v, AJPCORE_K(xf0)), AJPCORE_K(xe0)));
-    uint32_t conts = (uint32_t)_mm256_movemask_epi8(_mm256_cmpgt_epi8(AJPCORE_K(xc0), v));
-    uint32_t edges = (uint32_t)_mm256_movemask_epi8(_mm256_shuffle_epi8(AJPCORE_K(e_edges), _mm256_and_si256(v, AJPCORE_K(nibble))));
-    uint32_t broken = (leads ^ 0x09249249u) | (conts ^ 0x36DB6DB6u) | (edges & 0x09249249u) | (1u << 30);
-    return (uint32_t)__builtin_ctz(broken) / 3;
+/* Runs of three-byte characters led by E1..EC (CJK text: U+1000..U+CFFF): their continuation
+   bytes may be any of 80..BF (Unicode 15 Table 3-7) and they are neither surrogates (ED) nor
+   noncharacters (EF) nor overlong (E0), so they are well formed with nothing more to check.
+   Bit k of the result is set when byte k of v is in the range its place in such a run allows
+   (lead, continuation, continuation, ...); ten characters fit when bits 0..29 are set. */
+static const unsigned char ajpcore_u8_cjk_low_bound[32] = {
+    0xE1, 0x80, 0x80, 0xE1, 0x80, 0x80, 0xE1, 0x80, 0x80, 0xE1, 0x80, 0x80, 0xE1, 0x80, 0x80, 0xE1,
+    0x80, 0x80, 0xE1, 0x80, 0x80, 0xE1, 0x80, 0x80, 0xE1, 0x80, 0x80, 0xE1, 0x80, 0x80, 0xFF, 0xFF};
+static const unsigned char ajpcore_u8_cjk_high_bound[32] = {
+    0xEC, 0xBF, 0xBF, 0xEC, 0xBF, 0xBF, 0xEC, 0xBF, 0xBF, 0xEC, 0xBF, 0xBF, 0xEC, 0xBF, 0xBF, 0xEC,
+    0xBF, 0xBF, 0xEC, 0xBF, 0xBF, 0xEC, 0xBF, 0xBF, 0xEC, 0xBF, 0xBF, 0xEC, 0xBF, 0xBF, 0x00, 0x00};
+#define AJPCORE_U8_TEN 0x3FFFFFFFu
+
+static inline AJP_TARGET_AVX2 uint32_t ajpcore_u8_cjk_fit(__m256i v) {
+    __m256i low = _mm256_cmpeq_epi8(_mm256_max_epu8(v, AJPCORE_K(cjk_low_bound)), v);
+    __m256i high = _mm256_cmpeq_epi8(_mm256_min_epu8(v, AJPCORE_K(cjk_high_bound)), v);
+    return (uint32_t)_mm256_movemask_epi8(_mm256_and_si256(low, high));
+}
+
+/* The whole characters at the start of a run that ajpcore_u8_cjk_fit's mask allows. */
+static inline uint32_t ajpcore_u8_fit_chars(uint32_t fit) {
+    return (uint32_t)__builtin_ctz(~fit | (1u << 30)) / 3;
 }
 
 /* ajpcore_scan_string, decided at the avx2 level when the string is well formed: the same
@@ -181,21 +192,21 @@ static AJP_TARGET_AVX2 int ajpcore_scan_text_avx2(const unsigned char *p, Py_ssi
         uint32_t stops, k, high;
         if (i + 32 <= n) {
             v = _mm256_loadu_si256((const __m256i *)src);
-            uint32_t chars;
-            if ((src[0] & 0xF0) == 0xE0 && !after_run && (chars = ajpcore_u8_cjk_chars(v)) != 0) {
-                /* Three-byte characters (see ajpcore_u8_cjk_chars), ten at a time while they
-                   last; what came before must be whole (a lead here after an unfinished
-                   sequence is the scalar code's error). */
+            uint32_t fit;
+            if ((src[0] & 0xF0) == 0xE0 && !after_run && ((fit = ajpcore_u8_cjk_fit(v)) & 7) == 7) {
+                /* A run of three-byte characters (see ajpcore_u8_cjk_fit), ten a step; what
+                   came before must be whole (a lead here after an unfinished sequence is the
+                   scalar code's error). */
+                uint32_t chars;
                 bad = _mm256_or_si256(bad, _mm256_subs_epu8(prev, incomplete));
-                for (;;) {
-                    i += 3 * chars;
-                    shrink += 2 * chars;
-                    if (chars < 10 || i + 32 > n)
-                        break;
-                    chars = ajpcore_u8_cjk_chars(_mm256_loadu_si256((const __m256i *)(p + i)));
-                    if (!chars)
-                        break;
+                while ((fit & AJPCORE_U8_TEN) == AJPCORE_U8_TEN && i + 62 <= n) {
+                    i += 30;
+                    shrink += 20;
+                    fit = ajpcore_u8_cjk_fit(_mm256_loadu_si256((const __m256i *)(p + i)));
                 }
+                chars = ajpcore_u8_fit_chars(fit);
+                i += 3 * chars;
+                shrink += 2 * chars;
                 maxc |= 0xFFFF;
                 three = 1;
                 after_run = 1;  /* what stopped the run takes the block step */
@@ -410,11 +421,20 @@ static inline AJP_TARGET_AVX2 void ajpcore_u8_block_ucs2(const unsigned char *s,
     }
 }
 
+/* In a checked run: bit k set when byte k of v leads a three-byte sequence. */
+static inline AJP_TARGET_AVX2 uint32_t ajpcore_u8_three_leads(__m256i v) {
+    return (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(v, AJPCORE_K(xf0)), AJPCORE_K(xe0)));
+}
+
+/* In a checked run: whether ten three-byte characters start v. */
+static inline AJP_TARGET_AVX2 int ajpcore_u8_three_ten(__m256i v) {
+    return (ajpcore_u8_three_leads(v) & AJPCORE_U8_TEN) == 0x09249249u;
+}
+
 /* In a checked run: how many three-byte characters start v, up to ten (30 bytes), from
    where its leads stop being at bytes 0, 3, 6, ... */
 static inline AJP_TARGET_AVX2 uint32_t ajpcore_u8_three_chars(__m256i v) {
-    uint32_t leads = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(v, AJPCORE_K(xf0)), AJPCORE_K(xe0)));
-    return (uint32_t)__builtin_ctz((leads ^ 0x09249249u) | (1u << 30)) / 3;
+    return (uint32_t)__builtin_ctz((ajpcore_u8_three_leads(v) ^ 0x09249249u) | (1u << 30)) / 3;
 }
 
 /* Ten three-byte characters from the 30 bytes at s (readable: 32), to o: 5 of them from each
@@ -498,25 +518,26 @@ static inline AJP_TARGET_AVX2 unsigned char *NAME(const unsigned char *s, const 
             src = in;                                                                                 \
         }                                                                                             \
         v0 = _mm256_loadu_si256((const __m256i *)src);                                                \
-        if ((W) == 2 && (chars = ajpcore_u8_three_chars(v0)) != 0) {                                 \
-            /* three-byte characters (CJK), ten at a time while they last */                         \
-            for (;;) {                                                                                \
-                if (o_end - o >= 26)                                                                  \
-                    ajpcore_u8_cjk10(src, o);                                                         \
-                else {                                                                                \
-                    unsigned char out[32];                                                            \
-                    ajpcore_u8_cjk10(src, out);                                                       \
-                    ajpcore_u8_copy(o, out, 2 * chars);                                               \
-                }                                                                                     \
-                o += 2 * chars;                                                                       \
-                s += 3 * chars;                                                                       \
-                if (chars < 10 || src != s - 30 || limit - s < AJPCORE_U8_READ)                       \
-                    break;                                                                            \
-                src = s;                                                                              \
-                chars = ajpcore_u8_three_chars(_mm256_loadu_si256((const __m256i *)s));               \
-                if (!chars)                                                                           \
-                    break;                                                                            \
+        if ((W) == 2 && (src[0] & 0xF0) == 0xE0 && (chars = ajpcore_u8_three_chars(v0)) != 0) {        \
+            /* three-byte characters (CJK), ten a step while they last */                            \
+            if (chars == 10 && src == s && o_end - o >= 26) {                                         \
+                do {                                                                                  \
+                    ajpcore_u8_cjk10(s, o);                                                           \
+                    o += 20;                                                                          \
+                    s += 30;                                                                          \
+                } while (limit - s >= AJPCORE_U8_READ && o_end - o >= 26                              \
+                         && ajpcore_u8_three_ten(_mm256_loadu_si256((const __m256i *)s)));            \
+                continue;                                                                             \
             }                                                                                         \
+            if (o_end - o >= 26) {                                                                    \
+                ajpcore_u8_cjk10(src, o);                                                             \
+            } else {                                                                                  \
+                unsigned char out[32];                                                                \
+                ajpcore_u8_cjk10(src, out);                                                           \
+                ajpcore_u8_copy(o, out, 2 * chars);                                                   \
+            }                                                                                         \
+            o += 2 * chars;                                                                           \
+            s += 3 * chars;                                                                           \
             continue;                                                                                 \
         }                                                                                             \
         if ((W) == 2 && count == 32) {                                                                \
@@ -639,9 +660,8 @@ static void ajpcore_utf8_init(void) {
     memcpy(ajpcore_u8_k.gather4, ajpcore_u8_gather4, 32);
     memcpy(ajpcore_u8_k.cjk_high, ajpcore_u8_cjk_high, 32);
     memcpy(ajpcore_u8_k.cjk_low, ajpcore_u8_cjk_low, 32);
-    memset(ajpcore_u8_k.e_edges, 0, 32);  /* by low nibble: 0x80 for E0, ED, EF */
-    for (k = 0; k < 32; k += 16)
-        ajpcore_u8_k.e_edges[k + 0x0] = ajpcore_u8_k.e_edges[k + 0xD] = ajpcore_u8_k.e_edges[k + 0xF] = 0x80;
+    memcpy(ajpcore_u8_k.cjk_low_bound, ajpcore_u8_cjk_low_bound, 32);
+    memcpy(ajpcore_u8_k.cjk_high_bound, ajpcore_u8_cjk_high_bound, 32);
     ajpcore_u8_fill(ajpcore_u8_k.d_ff3f3f3f, &d_ff3f3f3f, 4);
     ajpcore_u8_fill(ajpcore_u8_k.d_10000001, &d_10000001, 4);
     ajpcore_u8_fill(ajpcore_u8_k.d_ff, &d_ff, 4);
@@ -702,6 +722,41 @@ static inline void ajpcore_fill_text(const unsigned char *p, Py_ssize_t body, co
         ajpcore_fill_ucs2(p + body, p + r->end, (Py_UCS2 *)data, r->length);
     else
         ajpcore_fill_ucs4(p + body, p + r->end, (Py_UCS4 *)data, r->length);
+}
+
+/* The str of the string whose body starts at p[first] and whose first byte that is not plain
+   ASCII is p[i]: checked (ajpcore_scan_text), made at its final length and kind (PEP 393) and
+   written (ajpcore_fill_text), the level picked once.  A new reference, r->end at its closing
+   quote; or NULL: *status says the refusal (r as ajpcore_scan_string leaves it), or is
+   AJPCORE_STR_OK with a Python exception set (no memory). */
+static PyObject *ajpcore_text_str(const unsigned char *p, Py_ssize_t first, Py_ssize_t i, Py_ssize_t n,
+                                  ajpcore_str_scan *r, int *status) {
+    PyObject *s;
+#if AJP_BUILD_AVX2
+    if (AJP_USE_AVX2) {
+        int st = ajpcore_scan_text_avx2(p, first, i, n, r);
+        if (st < 0) {
+            r->escape = first;
+            st = ajpcore_scan_string(p, first, i, n, r);
+        }
+        *status = st;
+        if (st != AJPCORE_STR_OK)
+            return NULL;
+        s = PyUnicode_New(r->length, r->maxchar);
+        if (s != NULL)
+            ajpcore_fill_text_avx2(p, first, r->end, r->escape, n, PyUnicode_DATA(s), PyUnicode_KIND(s), r->length);
+        return s;
+    }
+#endif
+    *status = ajpcore_scan_string(p, first, i, n, r);
+    if (*status != AJPCORE_STR_OK)
+        return NULL;
+    s = PyUnicode_New(r->length, r->maxchar);
+    if (s == NULL)
+        return NULL;
+    r->escape = first;
+    ajpcore_fill_text(p, first, r, n, PyUnicode_DATA(s), PyUnicode_KIND(s));
+    return s;
 }
 
 #endif /* AJPCORE_DECODER_UTF8_H */
