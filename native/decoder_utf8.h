@@ -521,11 +521,13 @@ static inline AJP_TARGET_AVX2 unsigned char *NAME(const unsigned char *s, const 
         if ((W) == 2 && (src[0] & 0xF0) == 0xE0 && (chars = ajpcore_u8_three_chars(v0)) != 0) {        \
             /* three-byte characters (CJK), ten a step while they last */                            \
             if (chars == 10 && src == s && o_end - o >= 26) {                                         \
+                const uintptr_t s_last = (uintptr_t)limit - AJPCORE_U8_READ;                          \
+                const uintptr_t o_last = (uintptr_t)o_end - 26;  /* integers: no pointer below a buffer */ \
                 do {                                                                                  \
                     ajpcore_u8_cjk10(s, o);                                                           \
                     o += 20;                                                                          \
                     s += 30;                                                                          \
-                } while (limit - s >= AJPCORE_U8_READ && o_end - o >= 26                              \
+                } while ((uintptr_t)s <= s_last && (uintptr_t)o <= o_last                             \
                          && ajpcore_u8_three_ten(_mm256_loadu_si256((const __m256i *)s)));            \
                 continue;                                                                             \
             }                                                                                         \
