@@ -208,6 +208,8 @@ static AJP_TARGET_AVX2 int ajpcore_scan_text_avx2(const unsigned char *p, Py_ssi
                 i += 3 * chars;
                 shrink += 2 * chars;
                 maxc |= 0xFFFF;
+                if (i < n && p[i] == 0x22 && _mm256_testz_si256(bad, bad))
+                    break;  /* the string ends with the run */
                 three = 1;
                 after_run = 1;  /* what stopped the run takes the block step */
                 prev = _mm256_setzero_si256();
