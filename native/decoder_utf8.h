@@ -118,15 +118,30 @@ static inline AJP_TARGET_AVX2 uint32_t ajpcore_u8_stops(__m256i v) {
     return (uint32_t)_mm256_movemask_epi8(_mm256_or_si256(ctl, _mm256_or_si256(q, b)));
 }
 
-/* ajpcore_scan_plain at the avx2 level: 32 bytes a step, then the sse2 / word steps. */
+/* Bytes of v that end a plain run: '"', '\', control characters and non-ASCII bytes (a signed
+   compare: bytes >= 0x80 are negative, so below 0x20 too). */
+static inline AJP_TARGET_AVX2 __m256i ajpcore_u8_plain_stops(__m256i v) {
+    return _mm256_or_si256(_mm256_cmpgt_epi8(AJPCORE_K(x20), v),
+                           _mm256_or_si256(_mm256_cmpeq_epi8(v, AJPCORE_K(quote)), _mm256_cmpeq_epi8(v, AJPCORE_K(bslash))));
+}
+
+/* ajpcore_scan_plain at the avx2 level: 64 bytes a step (one test for both halves), then 32,
+   then the sse2 / word steps. */
 static AJP_TARGET_AVX2 Py_ssize_t ajpcore_scan_plain_avx2(const unsigned char *p, Py_ssize_t i, Py_ssize_t n) {
-    while (i + 32 <= n) {
-        __m256i v = _mm256_loadu_si256((const __m256i *)(p + i));
-        /* signed compare: bytes >= 0x80 are negative, so below 0x20 too */
-        __m256i stop = _mm256_or_si256(_mm256_cmpgt_epi8(AJPCORE_K(x20), v),
-                                       _mm256_or_si256(_mm256_cmpeq_epi8(v, AJPCORE_K(quote)),
-                                                       _mm256_cmpeq_epi8(v, AJPCORE_K(bslash))));
-        uint32_t m = (uint32_t)_mm256_movemask_epi8(stop);
+    uint32_t m;
+    while (i + 64 <= n) {
+        __m256i a = ajpcore_u8_plain_stops(_mm256_loadu_si256((const __m256i *)(p + i)));
+        __m256i b = ajpcore_u8_plain_stops(_mm256_loadu_si256((const __m256i *)(p + i + 32)));
+        if (!_mm256_testz_si256(_mm256_or_si256(a, b), _mm256_or_si256(a, b))) {
+            m = (uint32_t)_mm256_movemask_epi8(a);
+            if (m)
+                return i + __builtin_ctz(m);
+            return i + 32 + __builtin_ctz((uint32_t)_mm256_movemask_epi8(b));
+        }
+        i += 64;
+    }
+    if (i + 32 <= n) {
+        m = (uint32_t)_mm256_movemask_epi8(ajpcore_u8_plain_stops(_mm256_loadu_si256((const __m256i *)(p + i))));
         if (m)
             return i + __builtin_ctz(m);
         i += 32;
@@ -694,20 +709,6 @@ static inline Py_ssize_t ajpcore_scan_plain_any(const unsigned char *p, Py_ssize
         return ajpcore_scan_plain_avx2(p, i, n);
 #endif
     return ajpcore_scan_plain(p, i, n);
-}
-
-/* ajpcore_scan_string at the level in use (the same status and r), and r->escape. */
-static inline int ajpcore_scan_text(const unsigned char *p, Py_ssize_t first, Py_ssize_t i, Py_ssize_t n,
-                                    ajpcore_str_scan *r) {
-#if AJP_BUILD_AVX2
-    if (AJP_USE_AVX2) {
-        int status = ajpcore_scan_text_avx2(p, first, i, n, r);
-        if (status >= 0)
-            return status;
-    }
-#endif
-    r->escape = first;
-    return ajpcore_scan_string(p, first, i, n, r);
 }
 
 /* ajpcore_fill_ucs1/2/4 at the level in use: the checked body p[body:r->end) into data, a
