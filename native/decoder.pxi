@@ -54,7 +54,7 @@ cdef extern from "decoder_scan.h":
     bint _same_bytes "ajpcore_same_bytes" (const unsigned char* a, const unsigned char* b, Py_ssize_t n) nogil
     Py_ssize_t _text_name "ajpcore_text_name" (const unsigned char* p, Py_ssize_t body, Py_ssize_t i, Py_ssize_t n, Py_ssize_t max, unsigned long long* h) nogil
 
-cdef extern from "decoder_utf8.h":
+cdef extern from "decoder_utf8_write.h":  # includes decoder_utf8.h
     void _utf8_init "ajpcore_utf8_init" ()
     Py_ssize_t _scan_plain_any "ajpcore_scan_plain_any" (const unsigned char* p, Py_ssize_t i, Py_ssize_t n) nogil
     PyObject* _text_str "ajpcore_text_str" (const unsigned char* p, Py_ssize_t first, Py_ssize_t i, Py_ssize_t n, ajpcore_str_scan* r, int* status)
@@ -343,7 +343,7 @@ cdef PyObject* _parse_text(Parser* self, Py_ssize_t start, Py_ssize_t i) except 
     cdef int status
     # Escapes or non-ASCII text: checked once, then the str is made at its final length and
     # kind and written straight from the bytes (ajpcore_text_str: decoder_scan.h, and
-    # decoder_utf8.h at the avx2 level).
+    # decoder_utf8.h / decoder_utf8_write.h at the avx2 level).
     r.length = 0   # string_error always raises; set so gcc sees no uninitialized read
     r.maxchar = 0
     cdef PyObject* s = _text_str(self.p, start + 1, i, self.n, &r, &status)
