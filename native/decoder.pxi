@@ -37,7 +37,6 @@ cdef extern from "math.h":
     bint isinf(double x) nogil
 
 cdef extern from "decoder_scan.h":
-    Py_ssize_t _scan_plain "ajpcore_scan_plain" (const unsigned char* p, Py_ssize_t i, Py_ssize_t n) nogil
     ctypedef struct ajpcore_str_scan:
         Py_ssize_t end
         Py_ssize_t length
@@ -51,14 +50,15 @@ cdef extern from "decoder_scan.h":
         AJPCORE_STR_BAD_ESCAPE
         AJPCORE_STR_SURROGATE
         AJPCORE_STR_NONCHAR
-    int _scan_string "ajpcore_scan_string" (const unsigned char* p, Py_ssize_t first, Py_ssize_t i, Py_ssize_t n, ajpcore_str_scan* r) nogil
-    void _fill_ucs1 "ajpcore_fill_ucs1" (const unsigned char* p, const unsigned char* end, void* o, Py_ssize_t length) nogil
-    void _fill_ucs2 "ajpcore_fill_ucs2" (const unsigned char* p, const unsigned char* end, void* o, Py_ssize_t length) nogil
-    void _fill_ucs4 "ajpcore_fill_ucs4" (const unsigned char* p, const unsigned char* end, void* o, Py_ssize_t length) nogil
     Py_ssize_t _scan_name "ajpcore_scan_name" (const unsigned char* p, Py_ssize_t i, Py_ssize_t n, unsigned long long* h) nogil
     Py_ssize_t _short_name "ajpcore_short_name" (const unsigned char* p, Py_ssize_t i, Py_ssize_t n, unsigned long long* w) nogil
     bint _same_bytes "ajpcore_same_bytes" (const unsigned char* a, const unsigned char* b, Py_ssize_t n) nogil
     Py_ssize_t _text_name "ajpcore_text_name" (const unsigned char* p, Py_ssize_t body, Py_ssize_t i, Py_ssize_t n, Py_ssize_t max, unsigned long long* h) nogil
+
+cdef extern from "decoder_utf8_write.h":  # includes decoder_utf8.h
+    void _utf8_init "ajpcore_utf8_init" ()
+    Py_ssize_t _scan_plain_any "ajpcore_scan_plain_any" (const unsigned char* p, Py_ssize_t i, Py_ssize_t n) nogil
+    PyObject* _text_str "ajpcore_text_str" (const unsigned char* p, Py_ssize_t first, Py_ssize_t i, Py_ssize_t n, ajpcore_str_scan* r, int* status)
 
 cdef extern from "decoder_numbers.h":
     enum:
@@ -129,6 +129,7 @@ cdef void _init_decode_tables():
 
 
 _init_decode_tables()
+_utf8_init()
 
 cdef long long _INT_DIGITS_SAFE = 15
 
@@ -392,7 +393,7 @@ cdef Py_ssize_t _literal_refusal(Parser* self, Py_ssize_t i, const char* word, P
     return i + size
 
 cdef int _string_error(Parser* self, int status, ajpcore_str_scan* r) except -1:
-    """Raise the DecodeError for a string ``_scan_string`` refused."""
+    """Raise the DecodeError for a string ``_text_str`` refused."""
     cdef Py_ssize_t at = r.end
     if status == AJPCORE_STR_EOF:
         return _eof(self)
@@ -410,7 +411,7 @@ cdef int _string_error(Parser* self, int status, ajpcore_str_scan* r) except -1:
 cdef inline PyObject* _parse_string(Parser* self, Py_ssize_t start) except NULL:
     """Read the string whose opening quote is at ``start`` (a new reference); leave ``self.i`` after it."""
     cdef const unsigned char* p = self.p
-    cdef Py_ssize_t i = _scan_plain(p, start + 1, self.n)
+    cdef Py_ssize_t i = _scan_plain_any(p, start + 1, self.n)
     cdef Py_ssize_t size
     cdef PyObject* s
     if i < self.n and p[i] == 0x22:
@@ -420,30 +421,23 @@ cdef inline PyObject* _parse_string(Parser* self, Py_ssize_t start) except NULL:
         s = _unicode_new(size, 127)
         memcpy(_ascii_data(s), p + start + 1, size)
         return s
-    return _own(_parse_text(self, start, i))
+    return _parse_text(self, start, i)
 
-cdef object _parse_text(Parser* self, Py_ssize_t start, Py_ssize_t i):
-    """The rest of ``parse_string`` from ``i``, its first byte that is not plain ASCII."""
-    cdef const unsigned char* p = self.p
+cdef PyObject* _parse_text(Parser* self, Py_ssize_t start, Py_ssize_t i) except NULL:
+    """The rest of ``parse_string`` from ``i``, its first byte that is not plain ASCII (a new reference)."""
     cdef ajpcore_str_scan r
-    cdef int status, kind
-    cdef object s
-    # Escapes or non-ASCII text: check it all once, then build the str at its final
-    # length and kind straight from the bytes (see ajpcore_scan_string).
+    cdef int status
+    # Escapes or non-ASCII text: checked once, then the str is made at its final length and
+    # kind and written straight from the bytes (ajpcore_text_str: decoder_scan.h, and
+    # decoder_utf8.h / decoder_utf8_write.h at the avx2 level).
     r.length = 0   # string_error always raises; set so gcc sees no uninitialized read
     r.maxchar = 0
-    status = _scan_string(p, start + 1, i, self.n, &r)
-    if status != AJPCORE_STR_OK:
+    cdef PyObject* s = _text_str(self.p, start + 1, i, self.n, &r, &status)
+    if s == NULL:
+        if status == AJPCORE_STR_OK:
+            raise MemoryError()
         _string_error(self, status, &r)
     self.i = r.end + 1
-    s = PyUnicode_New(r.length, r.maxchar)
-    kind = PyUnicode_KIND(s)
-    if kind == PyUnicode_1BYTE_KIND:
-        _fill_ucs1(p + start + 1, p + r.end, PyUnicode_DATA(s), r.length)
-    elif kind == PyUnicode_2BYTE_KIND:
-        _fill_ucs2(p + start + 1, p + r.end, PyUnicode_DATA(s), r.length)
-    else:
-        _fill_ucs4(p + start + 1, p + r.end, PyUnicode_DATA(s), r.length)
     return s
 
 cdef inline PyObject* _parse_number(Parser* self, Py_ssize_t start) except NULL:

@@ -165,6 +165,7 @@ cdef PyObject* _text_key(Parser* self, Py_ssize_t start, Py_ssize_t i, Py_hash_t
     cdef TextKeyEntry* e = NULL
     cdef PyObject* old
     cdef Py_hash_t pyhash = -1
+    cdef PyObject* made  # a new reference, until text holds it
     if q >= 0:
         e = &_text_key_cache[(h ^ (h >> 29)) & (_TEXT_KEY_CACHE_SIZE - 1)]
         if e.size == q - body and _same_bytes(e.raw, self.p + body, q - body):
@@ -172,7 +173,9 @@ cdef PyObject* _text_key(Parser* self, Py_ssize_t start, Py_ssize_t i, Py_hash_t
             hash_out[0] = e.hash if not self.allow_duplicate_keys else -1
             _incref(e.name)
             return e.name
-    text = _parse_text(self, start, i)  # checks every byte; refuses what the cache never holds
+    made = _parse_text(self, start, i)  # checks every byte; refuses what the cache never holds
+    text = <object>made
+    _decref(made)
     if e != NULL or not self.allow_duplicate_keys:
         pyhash = PyObject_Hash(text)
     if e != NULL:
