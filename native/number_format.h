@@ -106,68 +106,117 @@ static inline int ajp_flog10_three_quarters_pow2(int q) {
 }
 static inline int ajp_flog2_pow10(int e) { return (int)(((int64_t)e * 913124641741LL) >> 38); }
 
-/* g * cp / 2^127 rounded to odd, from the top 128 bits of the 192-bit product: its floor,
-   with the lowest bit set when it is not an integer.  The product's low 64 bits are dropped:
-   g exceeds the exact 10^e * 2^(125 - floor(log2 10^e)) by less than 1, so g * cp exceeds the
-   exact product by less than cp < 2^61, and without those bits a value that is exactly an
-   integer (4 * v * 10^-k when 10^-k * v is a multiple of 1/4: 1125899906842624.25) reads
-   as one; the paper bounds how near an inexact one comes to an integer, far above 2^-63. */
-static inline uint64_t ajp_round_to_odd(const uint64_t *g, uint64_t cp) {
-    uint64_t x_lo, y_lo, mid;
+#if defined(__GNUC__) || defined(__clang__)
+#define AJP_NOINLINE static __attribute__((noinline))
+#else
+#define AJP_NOINLINE static
+#endif
+
+/* The top 128 bits of g * cp (the 192-bit product's low 64 dropped) for the 126-bit
+   g = {hi, lo} and cp < 2^61: *hi gets the high word, the low one is returned. */
+static inline uint64_t ajp_mul_g(const uint64_t *g, uint64_t cp, uint64_t *hi) {
+    uint64_t x_lo, y_lo;
     const uint64_t x_hi = ajp_umul128(g[1], cp, &x_lo);
     uint64_t y_hi = ajp_umul128(g[0], cp, &y_lo);
     (void)x_lo;
-    mid = y_lo + x_hi;
-    y_hi += mid < x_hi;
-    return (y_hi << 1) | (mid >> 63) | ((mid << 1) != 0);
+    y_lo += x_hi;
+    *hi = y_hi + (y_lo < x_hi);
+    return y_lo;
 }
 
-/* bits: a finite double > 0.  Sets *digits = d and returns k with d * 10^k the decimal
-   ECMA-262 7.1.12.1 picks (d may end in zeros; d < 10^17). */
-static inline int ajp_shortest(uint64_t bits, uint64_t *digits) {
-    const uint64_t t = bits & ((1ull << 52) - 1);
-    const int bq = (int)(bits >> 52);
-    const uint64_t c = bq ? t | (1ull << 52) : t;
-    const int q = bq ? bq - 1075 : -1074;
-    const uint64_t out = c & 1;   /* odd c: R is open */
-    const uint64_t cb = c << 2, cbr = cb + 2;
-    uint64_t cbl, vb, vbl, vbr, s, sp10, tp10, u;
-    const uint64_t *g;
-    int k, h, upin, wpin, uin, win;
-    if (t != 0 || bq <= 1) {
-        cbl = cb - 2;
-        k = ajp_flog10_pow2(q);
-    } else {
-        cbl = cb - 1;   /* the bottom of a binade: the spacing below is half */
-        k = ajp_flog10_three_quarters_pow2(q);
-    }
-    h = q + ajp_flog2_pow10(-k) + 2;   /* in [2, 5]: cb << h < 2^60 */
-    g = ajp_g[-k - AJP_G_MIN];
-    vb = ajp_round_to_odd(g, cb << h);
-    vbl = ajp_round_to_odd(g, cbl << h);
-    vbr = ajp_round_to_odd(g, cbr << h);
-    s = vb >> 2;
-    /* A multiple of 10^(k+1) in R: the one shortest decimal. */
-    sp10 = s / 10 * 10;
-    tp10 = sp10 + 10;
-    upin = vbl + out <= sp10 << 2;
-    wpin = (tp10 << 2) + out <= vbr;
+/* g * cp / 2^127 rounded to odd, from the product's top 128 bits {hi, lo}: its floor, with
+   the lowest bit set when it is not an integer.  The product's low 64 bits are dropped: g
+   exceeds the exact 10^e * 2^(125 - floor(log2 10^e)) by less than 1, so g * cp exceeds the
+   exact product by less than cp < 2^61, and without those bits a value that is exactly an
+   integer (4 * v * 10^-k when v * 10^-k is a multiple of 1/4: 1125899906842624.25) reads
+   as one; the paper bounds how near an inexact one comes to an integer, far above 2^-63. */
+static inline uint64_t ajp_round_to_odd(uint64_t hi, uint64_t lo) {
+    return (hi << 1) | (lo >> 63) | ((lo << 1) != 0);
+}
+
+static inline uint64_t ajp_rop(const uint64_t *g, uint64_t cp) {
+    uint64_t hi, lo = ajp_mul_g(g, cp, &hi);
+    return ajp_round_to_odd(hi, lo);
+}
+
+/* The paper's algorithm as it stands: the interval's ends vbl and vbr rounded to odd from
+   their own products, every comparison exact.  ajp_shortest's fast path leaves it the
+   doubles whose interval ends lie within 2^-54 of a candidate (exact ends, mostly). */
+AJP_NOINLINE int ajp_shortest_exact(const uint64_t *g, int k, int h, uint64_t c, int regular,
+                                    uint64_t *digits) {
+    const uint64_t out = c & 1, cb = c << 2;
+    const uint64_t vb = ajp_rop(g, cb << h);
+    const uint64_t vbl = ajp_rop(g, (cb - (regular ? 2 : 1)) << h);
+    const uint64_t vbr = ajp_rop(g, (cb + 2) << h);
+    const uint64_t s = vb >> 2, sp10 = s / 10 * 10, tp10 = sp10 + 10, u = s + 1;
+    const int upin = vbl + out <= sp10 << 2, wpin = (tp10 << 2) + out <= vbr;
+    int uin, win;
     if (upin != wpin) {
         *digits = upin ? sp10 : tp10;
         return k;
     }
-    /* Else the multiple of 10^k in R nearest v: s or s + 1, the even one on a tie. */
-    u = s + 1;
     uin = vbl + out <= s << 2;
     win = (u << 2) + out <= vbr;
     if (uin != win) {
         *digits = uin ? s : u;
         return k;
     }
-    {
-        const uint64_t mid = (s + u) << 1;   /* 4 * (s + 1/2) */
-        *digits = (vb < mid || (vb == mid && (s & 1) == 0)) ? s : u;
+    *digits = (vb < (s << 2) + 2 || (vb == (s << 2) + 2 && (s & 1) == 0)) ? s : u;
+    return k;
+}
+
+/* Within this many 2^-57 of zero, a fast-path comparison is left to ajp_shortest_exact (the
+   fixed-point values below are off by less than 2.1 of these units). */
+#define AJP_UNSURE 4
+
+/* bits: a finite double > 0.  Sets *digits = d and returns k with d * 10^k the decimal
+   ECMA-262 7.1.12.1 picks (d may end in zeros; d < 10^17).
+
+   The fast path needs one product: V = 4 v 10^-k, rounded to odd (vb, exact: its floor
+   s and the tie test), and as a fixed-point number with 57 fractional bits; the half-widths
+   of R on the same scale are D = 2^(q+1) 10^-k = g / 2^(126-h), the top bits of g, and D/2
+   below at the bottom of a binade.  A candidate 4m is in R when its distance to V is below
+   the half-width on its side; distances are under 44 and half-widths under 20, so the
+   fixed-point values are kept modulo 2^64. */
+static inline int ajp_shortest(uint64_t bits, uint64_t *digits) {
+    const uint64_t t = bits & ((1ull << 52) - 1);
+    const int bq = (int)(bits >> 52);
+    const uint64_t c = bq ? t | (1ull << 52) : t;
+    const int q = bq ? bq - 1075 : -1074;
+    const int regular = t != 0 || bq <= 1;   /* else the bottom of a binade: the spacing below is half */
+    const int k = regular ? ajp_flog10_pow2(q) : ajp_flog10_three_quarters_pow2(q);
+    const int h = q + ajp_flog2_pow10(-k) + 2;   /* in [2, 5]: (4c + 2) << h < 2^60 */
+    const uint64_t *g = ajp_g[-k - AJP_G_MIN];
+    uint64_t hi, lo, vb, s, sp10, tp10, u, vf, dr, dl;
+    int64_t below, above;
+    lo = ajp_mul_g(g, (c << 2) << h, &hi);
+    vb = ajp_round_to_odd(hi, lo);
+    s = vb >> 2;
+    vf = (hi << 58) | (lo >> 6);   /* V * 2^57, rounded down (by < 1.02), mod 2^64 */
+    dr = g[0] >> (5 - h);           /* D * 2^57 = g / 2^(69-h), rounded down */
+    dl = regular ? dr : dr >> 1;
+    /* A multiple of 10^(k+1) in R: the one shortest decimal. */
+    sp10 = s / 10 * 10;
+    tp10 = sp10 + 10;
+    below = (int64_t)(vf - (sp10 << 59) - dl);   /* < 0: sp10 in R */
+    above = (int64_t)((tp10 << 59) - vf - dr);   /* < 0: tp10 in R */
+    if ((uint64_t)(below + AJP_UNSURE) <= 2 * AJP_UNSURE || (uint64_t)(above + AJP_UNSURE) <= 2 * AJP_UNSURE)
+        return ajp_shortest_exact(g, k, h, c, regular, digits);
+    if ((below < 0) != (above < 0)) {
+        *digits = below < 0 ? sp10 : tp10;
+        return k;
     }
+    /* Else the multiple of 10^k in R nearest v: s or s + 1, the even one on a tie. */
+    u = s + 1;
+    below = (int64_t)(vf - (s << 59) - dl);
+    above = (int64_t)((u << 59) - vf - dr);
+    if ((uint64_t)(below + AJP_UNSURE) <= 2 * AJP_UNSURE || (uint64_t)(above + AJP_UNSURE) <= 2 * AJP_UNSURE)
+        return ajp_shortest_exact(g, k, h, c, regular, digits);
+    if ((below < 0) != (above < 0)) {
+        *digits = below < 0 ? s : u;
+        return k;
+    }
+    *digits = (vb < (s << 2) + 2 || (vb == (s << 2) + 2 && (s & 1) == 0)) ? s : u;
     return k;
 }
 

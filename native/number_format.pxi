@@ -48,6 +48,17 @@ cdef int _put_double(Writer* w, double x) except -1:
     return _w_put(w, out, ajp_format_double(x, out))
 
 
+cdef inline int _put_float(Writer* w, object v) except -1:
+    """An exact float: its ECMAScript text written inline, or the refusal of a non-finite one."""
+    cdef double x = PyFloat_AS_DOUBLE(v)
+    if not isfinite(x):
+        return _fail_value(w, v)
+    if w.cap - w.length >= 64:
+        w.length += ajp_format_double(x, w.data + w.length)
+        return 0
+    return _put_double(w, x)
+
+
 def _format_double(double x):
     """The native twin of ``_core_py._format_double`` (exposed for tests)."""
     cdef char out[64]
