@@ -6,6 +6,7 @@
 
 cdef extern from "number_format.h":
     void ajp_set_g(int e, unsigned long long hi, unsigned long long lo)
+    void ajp_init_exponent_text()
     int ajp_format_double(double x, char* out) nogil
     int ajp_format_i64(long long v, char* out) nogil
     bint ajp_long_value(PyObject* v, long long* out) nogil
@@ -29,9 +30,11 @@ cdef void _init_g_table():
 
 
 _init_g_table()
+ajp_init_exponent_text()
 
 
 cdef inline int _put_ll(Writer* w, long long v) except -1:
+    """The decimal text of v, |v| <= 2**53 - 1 (ajp_format_i64 takes |v| < 10**16)."""
     cdef char out[32]
     if w.cap - w.length >= 32:
         w.length += ajp_format_i64(v, w.data + w.length)
