@@ -77,6 +77,7 @@ cdef int _put_int(Writer* w, object v) except -1:
     cdef bytes text
     if ajp_long_value(<PyObject*>v, &n) and -_MAX_SAFE_INT <= n <= _MAX_SAFE_INT:
         return _put_ll(w, n)
+    # Where ints have 15-bit digits a safe int may take more than two of them.
     n = PyLong_AsLongLongAndOverflow(v, &overflow)
     if overflow == 0 and -_MAX_SAFE_INT <= n <= _MAX_SAFE_INT:
         return _put_ll(w, n)

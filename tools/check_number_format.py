@@ -16,6 +16,8 @@ imported.  Families (each value also with its sign flipped, where noted):
 - every binary exponent, subnormals included, with random mantissas, and with the mantissa
   extremes (the 64 smallest and largest), where the rounding interval is asymmetric or tiny;
 - every subnormal of the smallest mantissas (5e-324 and its first neighbours);
+- rounding intervals that end exactly on a candidate decimal (c * 2**q, q >= 2), and exact
+  ties between two candidates (odd c * 2**-2);
 - powers of two and of ten and their neighbours a few units in the last place away;
 - short decimals: ``round(x, k)``, ``m / 10**k`` and ``m * 10**k`` (the digit search must find
   the short decimal among 17-digit neighbours), and exact binary fractions;
@@ -83,6 +85,35 @@ def tiny_subnormals(n: int) -> Iterator[List[float]]:
     """Every subnormal of the n smallest mantissas (1 to 4 digits: the shortest is 1 digit)."""
     for start in range(1, n + 1, _BATCH):
         yield _doubles_from_bits(list(range(start, min(n + 1, start + _BATCH))))
+
+
+def exact_interval_ends(rng: random.Random, per_exponent: int) -> Iterator[List[float]]:
+    """Doubles c * 2**q (q >= 2) whose rounding interval ends on a decimal of the digit search's
+    two granularities: 2c - 1 or 2c + 1 a multiple of 5**m, m in {k, k + 1}, k = floor(q log10 2)."""
+    xs: List[float] = []
+    for q in range(2, 90):
+        k = math.floor(q * math.log10(2))
+        for m in (k, k + 1):
+            mod = 5**m
+            if mod >= 1 << 50:
+                continue
+            for sign in (1, -1):
+                base = (sign * (mod + 1) // 2) % mod   # 2 * base = sign (mod 5**m)
+                for _ in range(per_exponent):
+                    first = (1 << 52) + (base - (1 << 52)) % mod   # the least such c of 53 bits
+                    c = first + mod * rng.randrange(0, ((1 << 53) - first + mod - 1) // mod)
+                    if c < 1 << 53:
+                        xs.append(math.ldexp(c, q))
+    yield xs + [-x for x in xs]
+
+
+def ties(rng: random.Random, n: int) -> Iterator[List[float]]:
+    """Odd c * 2**-2 (in [2**50, 2**51)): exactly halfway between two 17-digit decimals, both in
+    the rounding interval, so the even one is written."""
+    while n > 0:
+        k = min(n, _BATCH)
+        yield [math.ldexp((1 << 52) + 2 * rng.randrange(0, 1 << 51) + 1, -2) for _ in range(k)]
+        n -= k
 
 
 def _neighbours(x: float, steps: int) -> List[float]:
@@ -192,6 +223,8 @@ def main(argv: List[str] | None = None) -> int:
         named("every_exponent", lambda: every_exponent(rng, max(1, int(0.2 * m / 2047)))),
         named("mantissa_extremes", lambda: mantissa_extremes(max(1, min(64, int(64 * args.scale))))),
         named("tiny_subnormals", lambda: tiny_subnormals(int(0.05 * m))),
+        named("exact_interval_ends", lambda: exact_interval_ends(rng, max(1, int(100 * args.scale)))),
+        named("ties", lambda: ties(rng, int(0.05 * m))),
         named("powers", lambda: powers(max(1, min(8, int(4 * args.scale))))),
         named("short_decimals", lambda: short_decimals(rng, int(0.2 * m))),
         named("integers_and_switches", lambda: integers_and_switches(rng, int(0.05 * m))),
