@@ -106,6 +106,19 @@ static inline int ajp_flog10_three_quarters_pow2(int q) {
 }
 static inline int ajp_flog2_pow10(int e) { return (int)(((int64_t)e * 913124641741LL) >> 38); }
 
+/* [biased exponent] = (k + 512) << 3 | h for the regular interval (k = floor(q log10 2),
+   h = q + floor(-k log2 10) + 2, in [2, 5]): two products and a sum less per double (filled by
+   ajp_init_kh at import). */
+static uint16_t ajp_kh[2047];
+
+static void ajp_init_kh(void) {
+    int bq;
+    for (bq = 0; bq < 2047; bq++) {
+        const int q = bq ? bq - 1075 : -1074, k = ajp_flog10_pow2(q);
+        ajp_kh[bq] = (uint16_t)(((k + 512) << 3) | (q + ajp_flog2_pow10(-k) + 2));
+    }
+}
+
 #if defined(__GNUC__) || defined(__clang__)
 #define AJP_NOINLINE static __attribute__((noinline))
 #else
@@ -182,13 +195,20 @@ static inline int ajp_shortest(uint64_t bits, uint64_t *digits) {
     const uint64_t t = bits & ((1ull << 52) - 1);
     const int bq = (int)(bits >> 52);
     const uint64_t c = bq ? t | (1ull << 52) : t;
-    const int q = bq ? bq - 1075 : -1074;
     const int regular = t != 0 || bq <= 1;   /* else the bottom of a binade: the spacing below is half */
-    const int k = regular ? ajp_flog10_pow2(q) : ajp_flog10_three_quarters_pow2(q);
-    const int h = q + ajp_flog2_pow10(-k) + 2;   /* in [2, 5]: (4c + 2) << h < 2^60 */
-    const uint64_t *g = ajp_g[-k - AJP_G_MIN];
+    const uint64_t *g;
     uint64_t hi, lo, vb, s, sp10, tp10, u, vf, dr, dl;
     int64_t below, above;
+    int k, h;   /* h in [2, 5]: (4c + 2) << h < 2^60 */
+    if (regular) {
+        k = (int)(ajp_kh[bq] >> 3) - 512;
+        h = ajp_kh[bq] & 7;
+    } else {
+        const int q = bq - 1075;
+        k = ajp_flog10_three_quarters_pow2(q);
+        h = q + ajp_flog2_pow10(-k) + 2;
+    }
+    g = ajp_g[-k - AJP_G_MIN];
     lo = ajp_mul_g(g, (c << 2) << h, &hi);
     vb = ajp_round_to_odd(hi, lo);
     s = vb >> 2;
@@ -344,8 +364,9 @@ static void ajp_init_exponent_text(void) {
    decimal point relative to the first digit. */
 static int ajp_format_double(double x, char *out) {
     char buf[48];   /* 17 digits; the fixed-size copies below read up to buf + 40 */
+    char *o = out;  /* past the sign */
     uint64_t bits, d, lead;
-    int o = 0, k, lz, tz, nd, len, n, e;
+    int k, lz, tz, nd, len, n, e;
     const char *p;
     memcpy(&bits, &x, sizeof bits);
     if ((bits << 1) == 0) {   /* 0 and -0 */
@@ -353,14 +374,14 @@ static int ajp_format_double(double x, char *out) {
         return 1;
     }
     if (bits >> 63) {
-        out[o++] = '-';
+        *o++ = '-';
         bits &= ~(1ull << 63);
     }
     {
         /* An integer in [1, 2^52): the bits below the binary point are 0. */
         const unsigned int above = (unsigned int)(bits >> 52) - 1023u;
         if (above < 52u && (bits << (12 + above)) == 0)
-            return o + ajp_format_u64(((bits & ((1ull << 52) - 1)) | (1ull << 52)) >> (52 - above), out + o);
+            return (int)(o - out) + ajp_format_u64(((bits & ((1ull << 52) - 1)) | (1ull << 52)) >> (52 - above), o);
     }
     k = ajp_shortest(bits, &d);
     lead = 0;
@@ -377,35 +398,35 @@ static int ajp_format_double(double x, char *out) {
     n = nd + k;
     if (0 < n && n <= 21) {
         if (len <= n) {   /* an integer: the digits, then n - len zeros */
-            memcpy(out + o, p, 24);
-            memset(out + o + len, '0', 24);
-            return o + n;
+            memcpy(o, p, 24);
+            memset(o + len, '0', 24);
+            return (int)(o - out) + n;
         }
-        memcpy(out + o, p, 16);   /* n < len <= 17 */
-        out[o + n] = '.';
-        memcpy(out + o + n + 1, p + n, 16);
-        return o + len + 1;
+        memcpy(o, p, 16);   /* n < len <= 17 */
+        o[n] = '.';
+        memcpy(o + n + 1, p + n, 16);
+        return (int)(o - out) + len + 1;
     }
     if (-6 < n && n <= 0) {   /* 0.000ddd */
-        memcpy(out + o, "0.000000", 8);
-        memcpy(out + o + 2 - n, p, 24);
-        return o + 2 - n + len;
+        memcpy(o, "0.000000", 8);
+        memcpy(o + 2 - n, p, 24);
+        return (int)(o - out) + 2 - n + len;
     }
-    out[o] = p[0];   /* d.ddde+x */
+    o[0] = p[0];   /* d.ddde+x */
     if (len > 1) {
-        out[o + 1] = '.';
-        memcpy(out + o + 2, p + 1, 16);
+        o[1] = '.';
+        memcpy(o + 2, p + 1, 16);
         o += len + 1;
     } else {
         o += 1;
     }
     e = n - 1;   /* |e| <= 324 */
-    out[o] = 'e';
-    out[o + 1] = e < 0 ? '-' : '+';
+    o[0] = 'e';
+    o[1] = e < 0 ? '-' : '+';
     {
         const char *text = ajp_exponent_text[e < 0 ? -e : e];
-        memcpy(out + o + 2, text, 4);
-        return o + 2 + text[3];
+        memcpy(o + 2, text, 4);
+        return (int)(o - out) + 2 + text[3];
     }
 }
 
