@@ -142,7 +142,8 @@ static inline uint64_t ajp_mul_g(const uint64_t *g, uint64_t cp, uint64_t *hi) {
    exceeds the exact 10^e * 2^(125 - floor(log2 10^e)) by less than 1, so g * cp exceeds the
    exact product by less than cp < 2^61, and without those bits a value that is exactly an
    integer (4 * v * 10^-k when v * 10^-k is a multiple of 1/4: 1125899906842624.25) reads
-   as one; the paper bounds how near an inexact one comes to an integer, far above 2^-63. */
+   as one, while an inexact one still reads as inexact: the paper's analysis keeps its
+   fraction much farther than 2^-63 from an integer. */
 static inline uint64_t ajp_round_to_odd(uint64_t hi, uint64_t lo) {
     return (hi << 1) | (lo >> 63) | ((lo << 1) != 0);
 }
@@ -154,7 +155,8 @@ static inline uint64_t ajp_rop(const uint64_t *g, uint64_t cp) {
 
 /* The paper's algorithm as it stands: the interval's ends vbl and vbr rounded to odd from
    their own products, every comparison exact.  ajp_shortest's fast path leaves it the
-   doubles whose interval ends lie within 2^-54 of a candidate (exact ends, mostly). */
+   doubles whose interval ends lie too near a candidate to tell from one product (ends that
+   are exactly a candidate, mostly: large integers c * 2^q with 2c -+ 1 a multiple of 5^k). */
 AJP_NOINLINE int ajp_shortest_exact(const uint64_t *g, int k, int h, uint64_t c, int regular,
                                     uint64_t *digits) {
     const uint64_t out = c & 1, cb = c << 2;
@@ -179,7 +181,8 @@ AJP_NOINLINE int ajp_shortest_exact(const uint64_t *g, int k, int h, uint64_t c,
 }
 
 /* Within this many 2^-57 of zero, a fast-path comparison is left to ajp_shortest_exact (the
-   fixed-point values below are off by less than 2.1 of these units). */
+   fixed-point differences below are off by less than 2.6 of these units: V by 1.02, D by 1,
+   D/2 by 1.5). */
 #define AJP_UNSURE 4
 
 /* bits: a finite double > 0.  Sets *digits = d and returns k with d * 10^k the decimal
