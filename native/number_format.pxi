@@ -67,6 +67,8 @@ cdef inline int _put_float(Writer* w, object v) except -1:
 def _format_double(double x):
     """The native twin of ``_core_py._format_double`` (exposed for tests)."""
     cdef char out[64]
+    if not isfinite(x):
+        return float.__repr__(x)  # what the pure twin answers; ajp_format_double takes finite doubles
     return out[:ajp_format_double(x, out)].decode("ascii")
 
 

@@ -190,6 +190,7 @@ def test_numbers_at_the_buffer_edge(twins):
 
 @pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
 def test_non_finite_floats_are_refused_alike(twins, bad):
+    assert twins[0]._format_double(bad) == twins[1]._format_double(bad)
     for value, path in (([1.5, bad], "$[1]"), ({"a": {"b": bad}}, "$.a.b"), (bad, "$")):
         messages = []
         for twin in twins:
