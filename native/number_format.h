@@ -308,7 +308,7 @@ AJP_ALWAYS_INLINE void ajp_digits16(uint64_t v, char *p, int *lz, int *tz) {
 
 /* Decimal text of u < 10^16 at out (needs 16 bytes of room; bytes past the length are
    slack the callers reserve and never count); returns the length. */
-static inline int ajp_format_u64(uint64_t u, char *out) {
+AJP_ALWAYS_INLINE int ajp_format_u64(uint64_t u, char *out) {
     if (u < 100) {
         if (u < 10) {
             out[0] = (char)('0' + u);
@@ -316,6 +316,17 @@ static inline int ajp_format_u64(uint64_t u, char *out) {
         }
         memcpy(out, ajp_digit_pairs + 2 * u, 2);
         return 2;
+    }
+    if (u < 10000) {   /* the usual counters and years: two pairs */
+        const uint32_t hi = (uint32_t)u / 100, lo = (uint32_t)u - hi * 100;
+        if (hi >= 10) {
+            memcpy(out, ajp_digit_pairs + 2 * hi, 2);
+            memcpy(out + 2, ajp_digit_pairs + 2 * lo, 2);
+            return 4;
+        }
+        out[0] = (char)('0' + hi);
+        memcpy(out + 1, ajp_digit_pairs + 2 * lo, 2);
+        return 3;
     }
     if (u < 100000000u) {
         const uint64_t w = ajp_swar8((uint32_t)u);
@@ -334,7 +345,7 @@ static inline int ajp_format_u64(uint64_t u, char *out) {
 }
 
 /* Decimal text of v, |v| < 10^16 (needs 17 bytes of room); returns the length. */
-static inline int ajp_format_i64(long long v, char *out) {
+AJP_ALWAYS_INLINE int ajp_format_i64(long long v, char *out) {
     if (v < 0) {
         out[0] = '-';
         return 1 + ajp_format_u64(0 - (unsigned long long)v, out + 1);
@@ -360,60 +371,26 @@ static void ajp_init_exponent_text(void) {
     }
 }
 
-/* The text of a finite double x (needs 48 bytes of room); returns the length.  Integers
-   below 2^52 are their own shortest digits (their rounding interval is at most 1/2 wide, so
-   a decimal of fewer digits, 10 or more away, lies outside); the others take ajp_shortest.
-   The digits are laid out as ECMA-262 7.1.12.1 steps 6-10 say, with n the position of the
-   decimal point relative to the first digit. */
-static int ajp_format_double(double x, char *out) {
-    char buf[48];   /* 17 digits; the fixed-size copies below read up to buf + 40 */
-    char *o = out;  /* past the sign */
-    uint64_t bits, d, lead;
-    int k, lz, tz, nd, len, n, e;
-    const char *p;
-    memcpy(&bits, &x, sizeof bits);
-    if ((bits << 1) == 0) {   /* 0 and -0 */
-        out[0] = '0';
-        return 1;
-    }
-    if (bits >> 63) {
-        *o++ = '-';
-        bits &= ~(1ull << 63);
-    }
-    {
-        /* An integer in [1, 2^52): the bits below the binary point are 0. */
-        const unsigned int above = (unsigned int)(bits >> 52) - 1023u;
-        if (above < 52u && (bits << (12 + above)) == 0)
-            return (int)(o - out) + ajp_format_u64(((bits & ((1ull << 52) - 1)) | (1ull << 52)) >> (52 - above), o);
-    }
-    k = ajp_shortest(bits, &d);
-    lead = 0;
-    if (d >= 10000000000000000ull) {
-        lead = d / 10000000000000000ull;
-        d -= lead * 10000000000000000ull;
-    }
-    buf[0] = (char)('0' + lead);
-    ajp_digits16(d, buf + 1, &lz, &tz);
-    lz = lead ? 0 : lz + 1;
-    p = buf + lz;
-    nd = 17 - lz;      /* digits of d */
-    len = nd - tz;     /* ... without its trailing zeros */
-    n = nd + k;
+/* Lays out the digits p[0..len) (no trailing zero; p readable to p + 24) with the decimal
+   point n digits after the first, as ECMA-262 7.1.12.1 steps 6-10 say, at o (48 bytes of
+   room); returns the length. */
+AJP_ALWAYS_INLINE int ajp_layout(char *o, const char *p, int len, int n) {
+    int e;
     if (0 < n && n <= 21) {
         if (len <= n) {   /* an integer: the digits, then n - len zeros */
             memcpy(o, p, 24);
             memset(o + len, '0', 24);
-            return (int)(o - out) + n;
+            return n;
         }
         memcpy(o, p, 16);   /* n < len <= 17 */
         o[n] = '.';
         memcpy(o + n + 1, p + n, 16);
-        return (int)(o - out) + len + 1;
+        return len + 1;
     }
     if (-6 < n && n <= 0) {   /* 0.000ddd */
         memcpy(o, "0.000000", 8);
         memcpy(o + 2 - n, p, 24);
-        return (int)(o - out) + 2 - n + len;
+        return 2 - n + len;
     }
     o[0] = p[0];   /* d.ddde+x */
     if (len > 1) {
@@ -429,8 +406,75 @@ static int ajp_format_double(double x, char *out) {
     {
         const char *text = ajp_exponent_text[e < 0 ? -e : e];
         memcpy(o + 2, text, 4);
-        return (int)(o - out) + 2 + text[3];
+        return (len > 1 ? len + 1 : 1) + 2 + text[3];
     }
+}
+
+/* [j] = 5^j and the largest m with m * 5^j < 10^15, for 1 <= j <= 22 (5^22 < 2^52). */
+static uint64_t ajp_pow5[23], ajp_pow5_bound[23];
+
+static void ajp_init_pow5(void) {
+    int j;
+    for (ajp_pow5[0] = 1, j = 1; j < 23; j++) ajp_pow5[j] = ajp_pow5[j - 1] * 5;
+    for (j = 0; j < 23; j++) ajp_pow5_bound[j] = 999999999999999ull / ajp_pow5[j];
+}
+
+/* The text of a finite double x (needs 48 bytes of room); returns the length.  Two kinds
+   skip the digit search (one test tells them from the rest: x = m / 2^j, m odd, j <= 22):
+   - integers below 2^52 are their own shortest digits (their rounding interval is at most
+     1/2 wide, so a decimal of fewer digits, 10 or more away, lies outside);
+   - binary fractions m / 2^j (1 <= j <= 22) whose exact decimal m * 5^j * 10^-j has at most
+     15 significant digits (0.5, 0.75, 93.5): decimals of at most 15 digits are 10^(e-14)
+     apart near x in [10^e, 10^(e+1)) and x's rounding interval is under 2.3 * 10^(e-15)
+     wide, so no other one, shorter or not, lies in it; m * 5^j is odd, so it ends in no 0.
+   The others take ajp_shortest and the 16-digit writer. */
+static int ajp_format_double(double x, char *out) {
+    char buf[48];   /* 17 digits; the layout's fixed-size copies read up to buf + 40 */
+    char *o = out;  /* past the sign */
+    uint64_t bits, d, lead;
+    int k, lz, tz, nd;
+    memcpy(&bits, &x, sizeof bits);
+    if ((bits << 1) == 0) {   /* 0 and -0 */
+        out[0] = '0';
+        return 1;
+    }
+    if (bits >> 63) {
+        *o++ = '-';
+        bits &= ~(1ull << 63);
+    }
+    {
+        const int bq = (int)(bits >> 52);   /* a subnormal's j is far above 22 */
+        const uint64_t c = (bits & ((1ull << 52) - 1)) | (1ull << 52);
+        const int zeros = ajp_ctz64(c), j = 1075 - bq - zeros;   /* x = (c >> zeros) / 2^j */
+        if (j <= 22) {
+            if (j <= 0) {
+                if (bq < 1075) return (int)(o - out) + ajp_format_u64(c >> (1075 - bq), o);
+            } else if ((c >> zeros) <= ajp_pow5_bound[j]) {
+                d = (c >> zeros) * ajp_pow5[j];
+                if (d < 100000000u) {
+                    const uint64_t w = ajp_swar8((uint32_t)d);
+                    lz = ajp_ctz64(w) >> 3;
+                    nd = 8 - lz;
+                    ajp_store_le64(buf, (w | AJP_ASCII_ZEROS) >> (8 * lz));
+                    return (int)(o - out) + ajp_layout(o, buf, nd, nd - j);
+                }
+                k = -j;
+                goto write_digits;
+            }
+        }
+    }
+    k = ajp_shortest(bits, &d);
+write_digits:
+    lead = 0;
+    if (d >= 10000000000000000ull) {
+        lead = d / 10000000000000000ull;
+        d -= lead * 10000000000000000ull;
+    }
+    buf[0] = (char)('0' + lead);
+    ajp_digits16(d, buf + 1, &lz, &tz);
+    lz = lead ? 0 : lz + 1;
+    nd = 17 - lz;   /* digits of d; without its trailing zeros, nd - tz */
+    return (int)(o - out) + ajp_layout(o, buf + lz, nd - tz, nd + k);
 }
 
 /* -- ints ---------------------------------------------------------------------------------- */

@@ -8,6 +8,7 @@ cdef extern from "number_format.h":
     void ajp_set_g(int e, unsigned long long hi, unsigned long long lo)
     void ajp_init_exponent_text()
     void ajp_init_kh()
+    void ajp_init_pow5()
     int ajp_format_double(double x, char* out) nogil
     int ajp_format_i64(long long v, char* out) nogil
     bint ajp_long_value(PyObject* v, long long* out) nogil
@@ -33,6 +34,7 @@ cdef void _init_g_table():
 _init_g_table()
 ajp_init_exponent_text()
 ajp_init_kh()
+ajp_init_pow5()
 
 
 cdef inline int _put_ll(Writer* w, long long v) except -1:

@@ -1,9 +1,11 @@
 """Number text (RFC 8785 §3.2.2.3) on both twins, family by family.
 
-The native core finds a double's shortest digits with Schubfach (native/number_format.h): a
-fast path from one product, the paper's exact three-product path when an interval end lies
-within rounding error of a candidate, ties to even, the bottom of a binade, subnormals; it
-writes the digits with SWAR or SSE2 words and lays them out in ECMAScript's four forms.  The
+The native core finds a double's shortest digits with Schubfach (native/number_format.h),
+after two shortcuts (integers below 2**52, binary fractions with an exact decimal of at most
+15 digits): a fast path from one product, the paper's exact three-product path when an
+interval end lies within rounding error of a candidate, ties to even, the bottom of a binade,
+subnormals; it writes the digits with SWAR or SSE2 words and lays them out in ECMAScript's
+four forms.  The
 pure twin derives the text from ``float.__repr__`` (ajpcore/_core_py/number_format.py), the
 definition both must meet.  Each strategy below aims at one of those branches; every text
 must also read back as the same double.  Ints within +-(2**53 - 1) are read from CPython's
@@ -59,6 +61,10 @@ _integers = st.integers(1, 2**64).map(float)
 _binade_edges = st.builds(
     lambda e, steps, up: _nudge(math.ldexp(1.0, e), steps, up), st.integers(-1074, 1023), st.integers(0, 3), st.booleans()
 )
+# m / 2**j: an exact decimal of at most 15 digits skips the digit search (j <= 22), around that bound.
+_binary_fractions = st.builds(
+    lambda m, j: m / 2**j, st.one_of(st.integers(1, 10**4), st.integers(1, 2**53 - 1)), st.integers(1, 26)
+)
 # Odd c * 2**-2: halfway between two 17-digit candidates, both in the interval (the even one wins).
 _ties = st.integers(0, 2**51 - 1).map(lambda t: math.ldexp(2**52 + 2 * t + 1, -2))
 
@@ -87,7 +93,15 @@ def _exact_interval_ends(draw):
 
 
 _doubles = st.one_of(
-    _bit_patterns, _subnormals, _short_decimals, _rounded, _integers, _binade_edges, _ties, _exact_interval_ends()
+    _bit_patterns,
+    _subnormals,
+    _short_decimals,
+    _rounded,
+    _integers,
+    _binary_fractions,
+    _binade_edges,
+    _ties,
+    _exact_interval_ends(),
 ).flatmap(lambda x: st.sampled_from([x, -x]))
 
 
