@@ -196,6 +196,7 @@ SIMD_TESTS = [
     "tests/test_jsontestsuite.py",
     "tests/test_canonical_fastpaths.py",
     "tests/test_canonical_properties.py",
+    "tests/test_number_format.py",
 ]
 SIMD_LEVELS = ("scalar", "sse2", "avx2")
 """As ``ajpcore._core_c.SIMD_LEVELS``: the job checks the installed core says the same."""

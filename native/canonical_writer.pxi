@@ -263,10 +263,7 @@ cdef int _put_value(Writer* w, object v) except -1:
     if PyLong_CheckExact(v):
         return _put_integer(w, v)
     if PyFloat_CheckExact(v):
-        x = PyFloat_AS_DOUBLE(v)
-        if not isfinite(x):
-            _fail_value(w, v)
-        return _put_double(w, x)
+        return _put_float(w, v)
     if PyDict_Check(v):
         return _put_dict(w, v)
     if PyList_Check(v) or PyTuple_Check(v):
@@ -465,6 +462,8 @@ cdef int _put_dict(Writer* w, object d) except -1:
                 _put_str(w, <object>value)
         elif PyLong_CheckExact(<object>value):
             _put_integer(w, <object>value)
+        elif PyFloat_CheckExact(<object>value):
+            _put_float(w, <object>value)
         else:
             _put_value(w, <object>value)
     w.depth -= 1
@@ -509,6 +508,8 @@ cdef int _put_array(Writer* w, object a) except -1:
             _put_text(w, item)
         elif PyLong_CheckExact(item):
             _put_integer(w, item)
+        elif PyFloat_CheckExact(item):
+            _put_float(w, item)
         else:
             _put_value(w, item)
         i += 1
