@@ -16,8 +16,6 @@ from ajpcore._core_py import (  # the error texts and the big-int rule are share
 )
 
 cdef extern from "Python.h":
-    object PyUnicode_New(Py_ssize_t size, Py_UCS4 maxchar)
-    PyObject* _unicode_new "PyUnicode_New" (Py_ssize_t size, Py_UCS4 maxchar) except NULL  # new references
     PyObject* _long_from_long_long "PyLong_FromLongLong" (long long v) except NULL
     PyObject* _float_from_double "PyFloat_FromDouble" (double v) except NULL
     void* PyUnicode_1BYTE_DATA(object o)
@@ -54,6 +52,9 @@ cdef extern from "decoder_scan.h":
     Py_ssize_t _short_name "ajpcore_short_name" (const unsigned char* p, Py_ssize_t i, Py_ssize_t n, unsigned long long* w) nogil
     bint _same_bytes "ajpcore_same_bytes" (const unsigned char* a, const unsigned char* b, Py_ssize_t n) nogil
     Py_ssize_t _text_name "ajpcore_text_name" (const unsigned char* p, Py_ssize_t body, Py_ssize_t i, Py_ssize_t n, Py_ssize_t max, unsigned long long* h) nogil
+
+cdef extern from "decoder_str.h":  # every str decode makes (see there)
+    PyObject* _ascii_new "ajpcore_ascii_new" (Py_ssize_t size) except NULL  # a new reference
 
 cdef extern from "decoder_utf8_write.h":  # includes decoder_utf8.h
     void _utf8_init "ajpcore_utf8_init" ()
@@ -202,6 +203,8 @@ cdef object _parse(Parser* self):
             i = _skip_ws(p, i + 1, n)
             if i < n and p[i] == 0x7D:
                 v = _dict_new()
+                if self.settled.on:  # a dict of nothing is never tracked: only its holder is
+                    _tree_holds_container(t)
                 i += 1
             else:
                 _tree_open(t, True)
@@ -216,7 +219,8 @@ cdef object _parse(Parser* self):
             if i < n and p[i] == 0x5D:
                 v = _list_new(0)
                 if self.settled.on:
-                    _settle(&self.settled, v, False)
+                    _settle(&self.settled, v)
+                    _tree_holds_container(t)
                 i += 1
             else:
                 _tree_open(t, False)
@@ -418,7 +422,7 @@ cdef inline PyObject* _parse_string(Parser* self, Py_ssize_t start) except NULL:
         # The common case: plain ASCII, no escapes.
         size = i - start - 1
         self.i = i + 1
-        s = _unicode_new(size, 127)
+        s = _ascii_new(size)
         memcpy(_ascii_data(s), p + start + 1, size)
         return s
     return _parse_text(self, start, i)
