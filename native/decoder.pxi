@@ -177,6 +177,10 @@ cdef object _parse(Parser* self):
     cdef bint array_opened = False  # the value may also be the `]` of an array just opened
     cdef unsigned char closer = 0  # the byte that closes the innermost open container (`]`, `}`), 0 at the top
     cdef PyObject* v = NULL  # the value just read: a new reference, until the tree or the caller takes it
+    cdef Py_ssize_t end
+    cdef long long iv
+    cdef double fv
+    cdef int is_float
     cdef OpenTree* t = &self.tree
     if n >= 3 and p[0] == 0xEF and p[1] == 0xBB and p[2] == 0xBF:
         # RFC 8259 §8.1: implementations MUST NOT add a byte order mark.
@@ -195,8 +199,17 @@ cdef object _parse(Parser* self):
             v = _parse_string(self, i)
             i = self.i
         elif kind == _V_NUMBER:
-            v = _parse_number(self, i)
-            i = self.i
+            # The usual int or float, read in one pass (ajpcore_scan_number, inline here: in a
+            # document of numbers this is the loop's hot path); every other number, and every
+            # refusal, is _parse_any_number's.
+            is_float = 0
+            end = _scan_number(p, i, n, &iv, &fv, &is_float)
+            if end >= 0:
+                v = _float_from_double(fv) if is_float else _long_from_long_long(iv)
+                i = end
+            else:
+                v = _own(_parse_any_number(self, i))
+                i = self.i
         elif kind == _V_OBJECT:
             if t.depth >= self.max_depth:
                 _fail_depth(self, i)
@@ -443,21 +456,6 @@ cdef PyObject* _parse_text(Parser* self, Py_ssize_t start, Py_ssize_t i) except 
         _string_error(self, status, &r)
     self.i = r.end + 1
     return s
-
-cdef inline PyObject* _parse_number(Parser* self, Py_ssize_t start) except NULL:
-    """Read the number at ``start`` (RFC 8259 §6; a new reference); leave ``self.i`` after it."""
-    cdef long long v
-    cdef double x
-    cdef int is_float = 0
-    cdef Py_ssize_t end = _scan_number(self.p, start, self.n, &v, &x, &is_float)
-    if end >= 0:
-        # The usual int or float (see ajpcore_scan_number): read in one pass, what
-        # parse_any_number gives.
-        self.i = end
-        if is_float:
-            return _float_from_double(x)
-        return _long_from_long_long(v)
-    return _own(_parse_any_number(self, start))
 
 cdef object _parse_any_number(Parser* self, Py_ssize_t start):
     """``parse_number`` of every other number, and the refusals."""
