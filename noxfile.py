@@ -192,6 +192,7 @@ SIMD_TESTS = [
     "tests/test_decode_long_fractions.py",
     "tests/test_decode_exponents.py",
     "tests/test_decode_windows.py",
+    "tests/test_decode_str_header.py",
     "tests/test_decode_properties.py",
     "tests/test_jsontestsuite.py",
     "tests/test_canonical_fastpaths.py",

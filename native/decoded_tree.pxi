@@ -11,16 +11,13 @@ cdef extern from *:
     """
     /* The collector's tracking of one container (PyPy's cpyext has no such lists). */
     #if defined(PYPY_VERSION)
-    #define ajp_gc_is_tracked(o) 0
     #define ajp_gc_untrack(o) ((void)(o))
     #define ajp_gc_track(o) ((void)(o))
     #else
-    #define ajp_gc_is_tracked(o) PyObject_GC_IsTracked(o)
     #define ajp_gc_untrack(o) PyObject_GC_UnTrack(o)
     #define ajp_gc_track(o) PyObject_GC_Track(o)
     #endif
     """
-    bint ajp_gc_is_tracked(PyObject* o)
     void ajp_gc_untrack(PyObject* o)
     void ajp_gc_track(PyObject* o)
 
@@ -28,21 +25,36 @@ cdef extern from *:
 cdef Py_ssize_t _GC_QUIET_BYTES = 16384  # documents this large settle their containers
 
 
+# The settled containers are kept in blocks that are never moved: a block that fills up is
+# followed by a new, larger one (up to _SETTLED_BLOCK_MAX), so a large document's list is
+# never copied, where one growing array was reallocated (and copied) at every doubling.
+cdef enum:
+    _SETTLED_BLOCK_FIRST = 256
+    _SETTLED_BLOCK_MAX = 1 << 16
+
+
+cdef struct SettledBlock:
+    SettledBlock* prev    # the block filled before this one, or NULL
+    Py_ssize_t n          # its containers, once full (the newest block's count is Settled.n)
+
+
 cdef struct Settled:
     bint on               # settle finished containers (a large document)
-    PyObject** items      # strong references to the containers _settle untracked
+    SettledBlock* block   # the newest block, or NULL; its containers (strong references)
+    PyObject** items      # follow its header: items = <PyObject**>(block + 1)
     Py_ssize_t n
     Py_ssize_t cap
 
 
 cdef void _settled_init(Settled* s, bint on) noexcept:
     s.on = on
+    s.block = NULL
     s.items = NULL
     s.n = 0
     s.cap = 0
 
 
-cdef inline void _settle(Settled* s, PyObject* container, bint is_dict) noexcept:
+cdef inline void _settle(Settled* s, PyObject* container) noexcept:
     """A finished container of a large document leaves the collector's lists until the end.
 
     A large document creates containers by the hundred thousand, and every young
@@ -52,13 +64,19 @@ cdef inline void _settle(Settled* s, PyObject* container, bint is_dict) noexcept
     ``_settled_release`` when the document is; only the open containers (at most
     ``max_depth``) stay visible meanwhile.  The strong reference kept here makes the
     release safe even when a duplicate member (``allow_duplicate_keys``) dropped the
-    container from the tree.  Never fails: when the list of settled containers cannot
-    grow, the container simply stays tracked (the collector may scan it; nothing else
-    changes), so settling needs no error path.  A list is tracked from PyList_New on; a
-    dict only once it holds a container (CPython tracks dicts lazily), so a dict is asked.
+    container from the tree.  Never fails: when no block can be added, the container
+    simply stays tracked (the collector may scan it; nothing else changes), so settling
+    needs no error path.
+
+    Only tracked containers come here (see _tree_close), so the release tracks exactly
+    what was tracked, without asking the collector: every list (PyList_New tracks it), and
+    a dict that holds a list or a dict.  CPython creates a dict untracked and tracks it when
+    a value (or name) that may be tracked goes in (MAINTAIN_TRACKING in
+    Objects/dictobject.c, 3.10-3.13): among decoded values only lists and dicts may be.  A
+    dict of atoms is never tracked, so it is left alone.  No one else can track a settled
+    container again before the release: until decode returns, only the tree holds it,
+    and it is complete (nothing is inserted into it).
     """
-    if is_dict and not ajp_gc_is_tracked(container):  # a dict of atoms only: the collector never had it
-        return
     if s.n == s.cap and not _settled_grow(s):
         return
     ajp_gc_untrack(container)
@@ -68,36 +86,56 @@ cdef inline void _settle(Settled* s, PyObject* container, bint is_dict) noexcept
 
 
 cdef bint _settled_grow(Settled* s) noexcept:
-    """Room for more settled containers; False (and no exception) when memory is short."""
-    cdef PyObject** grown = <PyObject**>PyMem_Realloc(s.items, (s.cap * 2 + 256) * sizeof(PyObject*))
-    if grown == NULL:
+    """A new block for more settled containers; False (and no exception) when memory is short."""
+    cdef Py_ssize_t cap = _SETTLED_BLOCK_FIRST if s.block == NULL else min(s.cap * 2, <Py_ssize_t>_SETTLED_BLOCK_MAX)
+    cdef SettledBlock* b = <SettledBlock*>PyMem_Malloc(sizeof(SettledBlock) + cap * sizeof(PyObject*))
+    if b == NULL:
         return False
-    s.items = grown
-    s.cap = s.cap * 2 + 256
+    if s.block != NULL:
+        s.block.n = s.n
+    b.prev = s.block
+    b.n = 0
+    s.block = b
+    s.items = <PyObject**>(b + 1)
+    s.n = 0
+    s.cap = cap
     return True
 
 
 cdef void _settled_release(Settled* s) noexcept:
     """The document is complete: every settled container is tracked again."""
-    cdef Py_ssize_t k
-    for k in range(s.n):
-        if not ajp_gc_is_tracked(s.items[k]):
-            ajp_gc_track(s.items[k])
+    cdef SettledBlock* b = s.block
+    cdef PyObject** items
+    cdef Py_ssize_t k, count = s.n
+    while b != NULL:
+        items = <PyObject**>(b + 1)
+        for k in range(count):
+            ajp_gc_track(items[k])
+        b = b.prev
+        if b != NULL:
+            count = b.n
     _settled_clear(s)
 
 
 cdef void _settled_clear(Settled* s) noexcept:
-    """Drop the references (after a refusal the untracked containers are simply freed)."""
-    cdef Py_ssize_t k
-    cdef PyObject* o
-    for k in range(s.n):
-        o = s.items[k]
-        s.items[k] = NULL
-        Py_XDECREF(o)
-    s.n = 0
-    PyMem_Free(s.items)
+    """Drop the references and the blocks (after a refusal the untracked containers are simply freed)."""
+    cdef SettledBlock* b = s.block
+    cdef SettledBlock* prev
+    cdef PyObject** items
+    cdef Py_ssize_t k, count = s.n
+    s.block = NULL
     s.items = NULL
+    s.n = 0
     s.cap = 0
+    while b != NULL:
+        items = <PyObject**>(b + 1)
+        for k in range(count):
+            _decref(items[k])
+        prev = b.prev
+        if prev != NULL:
+            count = prev.n
+        PyMem_Free(b)
+        b = prev
 
 
 # ---------------------------------------------------------------------------
@@ -155,6 +193,7 @@ cdef struct Frame:
     PyObject* seen       # objects past _LINEAR_NAMES names: a dict of those names (strong), else NULL
     unsigned long long names  # bit (hash & 63) of each of its names so far (see parse_key)
     bint is_object
+    bint holds_container  # a large document's object that holds a list or a dict (see _settle)
 
 
 # An OpenTree lives on the C stack of one decode call (~1.4 KB, its first stacks inline),
@@ -266,6 +305,7 @@ cdef inline int _tree_open(OpenTree* t, bint is_object) except -1:
     t.frames[t.depth].seen = NULL
     t.frames[t.depth].names = 0
     t.frames[t.depth].is_object = is_object
+    t.frames[t.depth].holds_container = False
     t.depth += 1
     return 0
 
@@ -306,8 +346,16 @@ cdef PyObject* _tree_close(OpenTree* t, Settled* s) except NULL:
         _xdecref(seen)
     t.depth -= 1
     if s.on:
-        _settle(s, container, f.is_object)
+        if not f.is_object or f.holds_container:
+            _settle(s, container)
+        _tree_holds_container(t)
     return container
+
+
+cdef inline void _tree_holds_container(OpenTree* t) noexcept:
+    """A list or a dict goes into the innermost open container (a large document: see _settle)."""
+    if t.depth > 0:
+        t.frames[t.depth - 1].holds_container = True
 
 
 cdef list _tree_path(OpenTree* t):

@@ -16,8 +16,6 @@ from ajpcore._core_py import (  # the error texts and the big-int rule are share
 )
 
 cdef extern from "Python.h":
-    object PyUnicode_New(Py_ssize_t size, Py_UCS4 maxchar)
-    PyObject* _unicode_new "PyUnicode_New" (Py_ssize_t size, Py_UCS4 maxchar) except NULL  # new references
     PyObject* _long_from_long_long "PyLong_FromLongLong" (long long v) except NULL
     PyObject* _float_from_double "PyFloat_FromDouble" (double v) except NULL
     void* PyUnicode_1BYTE_DATA(object o)
@@ -54,6 +52,9 @@ cdef extern from "decoder_scan.h":
     Py_ssize_t _short_name "ajpcore_short_name" (const unsigned char* p, Py_ssize_t i, Py_ssize_t n, unsigned long long* w) nogil
     bint _same_bytes "ajpcore_same_bytes" (const unsigned char* a, const unsigned char* b, Py_ssize_t n) nogil
     Py_ssize_t _text_name "ajpcore_text_name" (const unsigned char* p, Py_ssize_t body, Py_ssize_t i, Py_ssize_t n, Py_ssize_t max, unsigned long long* h) nogil
+
+cdef extern from "decoder_str.h":  # every str decode makes (see there)
+    PyObject* _ascii_new "ajpcore_ascii_new" (Py_ssize_t size) except NULL  # a new reference
 
 cdef extern from "decoder_utf8_write.h":  # includes decoder_utf8.h
     void _utf8_init "ajpcore_utf8_init" ()
@@ -176,6 +177,10 @@ cdef object _parse(Parser* self):
     cdef bint array_opened = False  # the value may also be the `]` of an array just opened
     cdef unsigned char closer = 0  # the byte that closes the innermost open container (`]`, `}`), 0 at the top
     cdef PyObject* v = NULL  # the value just read: a new reference, until the tree or the caller takes it
+    cdef Py_ssize_t end
+    cdef long long iv
+    cdef double fv
+    cdef int is_float
     cdef OpenTree* t = &self.tree
     if n >= 3 and p[0] == 0xEF and p[1] == 0xBB and p[2] == 0xBF:
         # RFC 8259 §8.1: implementations MUST NOT add a byte order mark.
@@ -194,14 +199,25 @@ cdef object _parse(Parser* self):
             v = _parse_string(self, i)
             i = self.i
         elif kind == _V_NUMBER:
-            v = _parse_number(self, i)
-            i = self.i
+            # The usual int or float, read in one pass (ajpcore_scan_number, inline here: in a
+            # document of numbers this is the loop's hot path); every other number, and every
+            # refusal, is _parse_any_number's.
+            is_float = 0
+            end = _scan_number(p, i, n, &iv, &fv, &is_float)
+            if end >= 0:
+                v = _float_from_double(fv) if is_float else _long_from_long_long(iv)
+                i = end
+            else:
+                v = _own(_parse_any_number(self, i))
+                i = self.i
         elif kind == _V_OBJECT:
             if t.depth >= self.max_depth:
                 _fail_depth(self, i)
             i = _skip_ws(p, i + 1, n)
             if i < n and p[i] == 0x7D:
                 v = _dict_new()
+                if self.settled.on:  # a dict of nothing is never tracked: only its holder is
+                    _tree_holds_container(t)
                 i += 1
             else:
                 _tree_open(t, True)
@@ -216,7 +232,8 @@ cdef object _parse(Parser* self):
             if i < n and p[i] == 0x5D:
                 v = _list_new(0)
                 if self.settled.on:
-                    _settle(&self.settled, v, False)
+                    _settle(&self.settled, v)
+                    _tree_holds_container(t)
                 i += 1
             else:
                 _tree_open(t, False)
@@ -418,7 +435,7 @@ cdef inline PyObject* _parse_string(Parser* self, Py_ssize_t start) except NULL:
         # The common case: plain ASCII, no escapes.
         size = i - start - 1
         self.i = i + 1
-        s = _unicode_new(size, 127)
+        s = _ascii_new(size)
         memcpy(_ascii_data(s), p + start + 1, size)
         return s
     return _parse_text(self, start, i)
@@ -439,21 +456,6 @@ cdef PyObject* _parse_text(Parser* self, Py_ssize_t start, Py_ssize_t i) except 
         _string_error(self, status, &r)
     self.i = r.end + 1
     return s
-
-cdef inline PyObject* _parse_number(Parser* self, Py_ssize_t start) except NULL:
-    """Read the number at ``start`` (RFC 8259 §6; a new reference); leave ``self.i`` after it."""
-    cdef long long v
-    cdef double x
-    cdef int is_float = 0
-    cdef Py_ssize_t end = _scan_number(self.p, start, self.n, &v, &x, &is_float)
-    if end >= 0:
-        # The usual int or float (see ajpcore_scan_number): read in one pass, what
-        # parse_any_number gives.
-        self.i = end
-        if is_float:
-            return _float_from_double(x)
-        return _long_from_long_long(v)
-    return _own(_parse_any_number(self, start))
 
 cdef object _parse_any_number(Parser* self, Py_ssize_t start):
     """``parse_number`` of every other number, and the refusals."""

@@ -75,8 +75,8 @@ _init_text_key_cache()
 
 cdef extern from *:
     """
-    /* The characters of a compact ASCII str (one PyUnicode_New(size, 127) made): right
-       after its PyASCIIObject header, as PyUnicode_DATA finds them (3.10-3.13). */
+    /* The characters of a compact ASCII str (one ajpcore_ascii_new made): right after its
+       PyASCIIObject header, as PyUnicode_DATA finds them (3.10-3.13). */
     #define ajp_ascii_data(o) ((unsigned char *)(((PyASCIIObject *)(o)) + 1))
     """
     unsigned char* _ascii_data "ajp_ascii_data" (PyObject* o) nogil
@@ -104,9 +104,11 @@ cdef PyObject* _new_key(KeyEntry* e, const unsigned char* p, Py_ssize_t size, co
     (when not NULL) with what finds it again: its words ``w`` for a short name, else the
     hash ``h`` of its bytes; ``hash_out`` receives hash(name)."""
     cdef PyObject* old
-    cdef object s = PyUnicode_New(size, 127)
+    cdef PyObject* made = _ascii_new(size)
+    cdef object s = <object>made
     cdef Py_hash_t pyhash
-    memcpy(_ascii_data(<PyObject*>s), p, size)
+    _decref(made)  # s holds it
+    memcpy(_ascii_data(made), p, size)
     pyhash = PyObject_Hash(s)  # cached in the str: every later hit skips hashing
     hash_out[0] = pyhash
     if e != NULL:

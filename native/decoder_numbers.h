@@ -10,6 +10,15 @@
 
 #include "simd.h"
 
+/* The number reader's entry is compiled into the decoder's loop (decoder.pxi _parse), where a
+   document of numbers spends most of its time: a call would save and restore the registers
+   of the whole loop for every number. */
+#if defined(__GNUC__) || defined(__clang__)
+#define AJPCORE_INLINE_ALWAYS inline __attribute__((always_inline))
+#else
+#define AJPCORE_INLINE_ALWAYS inline
+#endif
+
 /* ---------------------------------------------------------------------------
    Numbers: the correctly rounded binary64 of a decimal literal, as float(text) gives it,
    for the usual literals: Clinger's exact fast path (the significand and the power of ten
@@ -256,7 +265,7 @@ static inline uint64_t ajpcore_digits32(const unsigned char *p) {
    path decides: every literal it leaves (-1) the general path leaves to the full reader too
    (a run reaching the mask's end is longer than 19 significant digits allow). */
 #define AJPCORE_NUMBER_WINDOW 64
-static inline Py_ssize_t ajpcore_scan_number_window(const unsigned char *p, Py_ssize_t i, int negative,
+static AJPCORE_INLINE_ALWAYS Py_ssize_t ajpcore_scan_number_window(const unsigned char *p, Py_ssize_t i, int negative,
                                                     long long *out, double *fout, int *is_float) {
     uint64_t nondigit = ~ajpcore_digits32(p + i);  /* bits 32..63 set: the mask's end stops every run */
     Py_ssize_t run = __builtin_ctzll(nondigit), fraction;
@@ -325,12 +334,12 @@ static inline Py_ssize_t ajpcore_scan_number_window(const unsigned char *p, Py_s
    Eisel-Lemire through ajpcore_double_of) into *fout with *is_float = 1.  Returns the
    position after it; else -1, and the full number reader decides (every refusal, leading
    zeros, longer literals, results that need the exact reader). */
-static inline Py_ssize_t ajpcore_scan_number(const unsigned char *p, Py_ssize_t i, Py_ssize_t n, long long *out,
-                                             double *fout, int *is_float) {
+static Py_ssize_t ajpcore_scan_number_near_end(const unsigned char *p, Py_ssize_t i, Py_ssize_t n, int negative,
+                                               long long *out, double *fout, int *is_float);
+
+static AJPCORE_INLINE_ALWAYS Py_ssize_t ajpcore_scan_number(const unsigned char *p, Py_ssize_t i, Py_ssize_t n, long long *out,
+                                                            double *fout, int *is_float) {
     int negative = 0;
-    Py_ssize_t run, fraction;
-    uint64_t w;
-    int64_t q = 0;
     if (p[i] == '-') {
         negative = 1;
         i++;
@@ -339,6 +348,20 @@ static inline Py_ssize_t ajpcore_scan_number(const unsigned char *p, Py_ssize_t 
     if (i + AJPCORE_NUMBER_WINDOW <= n)
         return ajpcore_scan_number_window(p, i, negative, out, fout, is_float);
 #endif
+    return ajpcore_scan_number_near_end(p, i, n, negative, out, fout, is_float);
+}
+
+/* ajpcore_scan_number from p[i] (after the sign) with bounds checks: a number near the end of
+   the document (or every number, without SSE2).  Not inline: the decoder's loop keeps only the
+   window's code. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noinline))
+#endif
+static Py_ssize_t ajpcore_scan_number_near_end(const unsigned char *p, Py_ssize_t i, Py_ssize_t n, int negative,
+                                               long long *out, double *fout, int *is_float) {
+    Py_ssize_t run, fraction;
+    uint64_t w;
+    int64_t q = 0;
     run = ajpcore_digit_run(p, i, n);
     if (run == 0 || run > 19 || (run > 1 && p[i] == '0'))
         return -1;

@@ -172,9 +172,37 @@ static inline uint32_t ajpcore_u8_fit_chars(uint32_t fit) {
     return (uint32_t)__builtin_ctz(~fit | (1u << 30)) / 3;
 }
 
+/* A string that ends within the 32 bytes from its first byte that is not plain ASCII, with at
+   most AJPCORE_U8_FEW non-ASCII bytes before its end (a word with an accent or an emoji, a CJK
+   name, an escape or two: result64k's strings), is better read by the scalar steps: the avx2
+   steps work on whole 32-byte blocks and set up their vector state first, which costs more
+   than they save there (measured per string, a document of them: "tab\there" 827 against
+   619 instructions, "na\u00efve" 744 against 617) and less than they save on denser text
+   ("\u00fcn\u00efc\u00f6d\u00e9 Z\u00fcrich r\u00e9sum\u00e9" 741 against 1214).  The
+   end is guessed from the first quote that does not follow a backslash: only a choice of
+   path, both give the same str or the same refusal.  So are the document's last 32 bytes
+   (the avx2 steps would copy them first). */
+#define AJPCORE_U8_FEW 8
+#define AJPCORE_U8_SHORT (-2)
+
+static inline AJP_TARGET_AVX2 int ajpcore_u8_is_short(const unsigned char *p, Py_ssize_t i, Py_ssize_t n) {
+    __m256i v;
+    uint32_t quote, before;
+    if (i + 32 > n)
+        return 1;
+    v = _mm256_loadu_si256((const __m256i *)(p + i));
+    quote = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, AJPCORE_K(quote)));
+    quote &= ~((uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, AJPCORE_K(bslash))) << 1);
+    if (!quote)
+        return 0;
+    before = (quote & (0u - quote)) - 1;
+    return __builtin_popcount((uint32_t)_mm256_movemask_epi8(v) & before) <= AJPCORE_U8_FEW;
+}
+
 /* ajpcore_scan_string, decided at the avx2 level when the string is well formed: the same
    r (end, length, maxchar) and r->escape, the index of its first backslash (end if none);
-   -1 when the scalar code must decide.  p[first:i] is plain ASCII.
+   -1 when the scalar code must decide; AJPCORE_U8_SHORT (nothing read) for a short string
+   of mixed text (see ajpcore_u8_is_short).  p[first:i] is plain ASCII.
 
    Per 32-byte block: the stops (quote, backslash, control characters) end the block early,
    the bytes from the first stop on counting as zeros (ASCII, so a sequence cut short by the
@@ -200,6 +228,8 @@ static AJP_TARGET_AVX2 int ajpcore_scan_text_avx2(const unsigned char *p, Py_ssi
     int three = 0;  /* runs of three-byte characters were seen: cut blocks before one */
     int after_run = 0;
     unsigned char tail[32];
+    if (ajpcore_u8_is_short(p, i, n))
+        return AJPCORE_U8_SHORT;
     for (;;) {
         const unsigned char *src = p + i;
         __m256i v;

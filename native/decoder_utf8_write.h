@@ -5,6 +5,7 @@
 #ifndef AJPCORE_DECODER_UTF8_WRITE_H
 #define AJPCORE_DECODER_UTF8_WRITE_H
 
+#include "decoder_str.h"
 #include "decoder_utf8.h"
 
 #if AJP_BUILD_AVX2
@@ -400,8 +401,9 @@ static void ajpcore_utf8_init(void) {}
 
 /* The str of the string whose body starts at p[first] and whose first byte that is not plain
    ASCII is p[i]: checked (ajpcore_scan_text_avx2, else ajpcore_scan_string), made at its final
-   length and kind (PEP 393) and written (ajpcore_fill_text_avx2, else ajpcore_fill_ucs1/2/4),
-   the level picked once.  A new reference, r->end at its closing
+   length and kind (PEP 393; ajpcore_str_new) and written (ajpcore_fill_text_avx2, else ajpcore_fill_ucs1/2/4),
+   the level picked once (the scalar steps at the avx2 level too for a short string of mixed
+   text, see ajpcore_scan_text_avx2).  A new reference, r->end at its closing
    quote; or NULL: *status says the refusal (r as ajpcore_scan_string leaves it), or is
    AJPCORE_STR_OK with a Python exception set (no memory). */
 static PyObject *ajpcore_text_str(const unsigned char *p, Py_ssize_t first, Py_ssize_t i, Py_ssize_t n,
@@ -410,23 +412,26 @@ static PyObject *ajpcore_text_str(const unsigned char *p, Py_ssize_t first, Py_s
 #if AJP_BUILD_AVX2
     if (AJP_USE_AVX2) {
         int st = ajpcore_scan_text_avx2(p, first, i, n, r);
-        if (st < 0) {
-            r->escape = first;
-            st = ajpcore_scan_string(p, first, i, n, r);
+        if (st != AJPCORE_U8_SHORT) {
+            if (st < 0) {
+                r->escape = first;
+                st = ajpcore_scan_string(p, first, i, n, r);
+            }
+            *status = st;
+            if (st != AJPCORE_STR_OK)
+                return NULL;
+            s = ajpcore_str_new(r->length, r->maxchar);
+            if (s != NULL)
+                ajpcore_fill_text_avx2(p, first, r->end, r->escape, n, PyUnicode_DATA(s), PyUnicode_KIND(s), r->length);
+            return s;
         }
-        *status = st;
-        if (st != AJPCORE_STR_OK)
-            return NULL;
-        s = PyUnicode_New(r->length, r->maxchar);
-        if (s != NULL)
-            ajpcore_fill_text_avx2(p, first, r->end, r->escape, n, PyUnicode_DATA(s), PyUnicode_KIND(s), r->length);
-        return s;
+        /* a short string of mixed text: the scalar steps below */
     }
 #endif
     *status = ajpcore_scan_string(p, first, i, n, r);
     if (*status != AJPCORE_STR_OK)
         return NULL;
-    s = PyUnicode_New(r->length, r->maxchar);
+    s = ajpcore_str_new(r->length, r->maxchar);
     if (s == NULL)
         return NULL;
     if (PyUnicode_KIND(s) == PyUnicode_1BYTE_KIND)
