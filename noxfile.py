@@ -148,8 +148,9 @@ def package(session: nox.Session) -> None:
 # --- callgrind: instruction counts against a committed baseline (issue 23) --------------------
 # Wall clock on a shared machine moves by tens of percent; instructions per call do not.
 # bench/callgrind.py counts them under `valgrind --tool=callgrind` for decode and canonicalize
-# (every bench fixture but mixed8m), JobOffer.from_json + verify and receive_offer, for ajpcore
-# and orjson in the same process, and fails when an ajpcore/orjson ratio is more than 3 % above
+# (every bench fixture but mixed8m), JobOffer.from_json + verify and the receive path (an HMAC
+# offer through ajp.Receiver, receive_offer, an Ed25519 agent's offer with its identity cached),
+# for ajpcore and orjson in the same process, and fails when an ajpcore/orjson ratio is more than 3 % above
 # bench/callgrind_baseline.json.  The versions that shape the counts are pinned from that
 # file's "pins" (orjson, ssrjson, and the Cython that generates the native core's C); the
 # native core is built without build isolation so the pinned Cython is the one used.

@@ -85,8 +85,10 @@ def assert_laid_out_like_cpython(s):
         assert s is "".join([])  # the empty str is CPython's singleton, as PyUnicode_New gives
         return
     if len(s) == 1:
-        # CPython hands out a cached str for one Latin-1 character; compare the layout's size and text.
-        assert sys.getsizeof(s) == sys.getsizeof(fresh(s + s)) - kind(s)
+        # CPython hands out a cached str for one Latin-1 character (on 3.12+ with its UTF-8 kept,
+        # which getsizeof counts): a fresh one of the decoder's is compared by size and text.
+        if s is not chr(ord(s)):
+            assert sys.getsizeof(s) == sys.getsizeof(fresh(s + s)) - kind(s)
         assert s.encode("utf-8", "surrogatepass").decode("utf-8", "surrogatepass") == s
         return
     reference = fresh(s)
