@@ -124,10 +124,16 @@ static inline AJP_TARGET_AVX2 __m256i ajpcore_u8_plain_stops(__m256i v) {
                            _mm256_or_si256(_mm256_cmpeq_epi8(v, AJPCORE_K(quote)), _mm256_cmpeq_epi8(v, AJPCORE_K(bslash))));
 }
 
-/* ajpcore_scan_plain at the avx2 level: 64 bytes a step (one test for both halves), then 32,
-   then the sse2 / word steps. */
+/* ajpcore_scan_plain at the avx2 level: 32 bytes first (most strings end there: one test),
+   then 64 bytes a step (one test for both halves), then 32, then the sse2 / word steps. */
 static AJP_TARGET_AVX2 Py_ssize_t ajpcore_scan_plain_avx2(const unsigned char *p, Py_ssize_t i, Py_ssize_t n) {
     uint32_t m;
+    if (i + 32 <= n) {
+        m = (uint32_t)_mm256_movemask_epi8(ajpcore_u8_plain_stops(_mm256_loadu_si256((const __m256i *)(p + i))));
+        if (m)
+            return i + __builtin_ctz(m);
+        i += 32;
+    }
     while (i + 64 <= n) {
         __m256i a = ajpcore_u8_plain_stops(_mm256_loadu_si256((const __m256i *)(p + i)));
         __m256i b = ajpcore_u8_plain_stops(_mm256_loadu_si256((const __m256i *)(p + i + 32)));
