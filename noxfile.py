@@ -190,6 +190,7 @@ SIMD_TESTS = [
     "tests/test_decode_small_paths.py",
     "tests/test_decode_text_names.py",
     "tests/test_decode_utf8_simd.py",
+    "tests/test_decode_ascii_escapes.py",
     "tests/test_decode_long_fractions.py",
     "tests/test_decode_exponents.py",
     "tests/test_decode_windows.py",

@@ -60,6 +60,7 @@ cdef extern from "decoder_utf8_write.h":  # includes decoder_utf8.h
     void _utf8_init "ajpcore_utf8_init" ()
     Py_ssize_t _scan_plain_any "ajpcore_scan_plain_any" (const unsigned char* p, Py_ssize_t i, Py_ssize_t n) nogil
     PyObject* _text_str "ajpcore_text_str" (const unsigned char* p, Py_ssize_t first, Py_ssize_t i, Py_ssize_t n, ajpcore_str_scan* r, int* status)
+    PyObject* _escaped_str "ajpcore_escaped_str" (const unsigned char* p, Py_ssize_t first, Py_ssize_t i, Py_ssize_t n, ajpcore_str_scan* r, int* status)
 
 cdef extern from "decoder_numbers.h":
     enum:
@@ -431,14 +432,32 @@ cdef inline PyObject* _parse_string(Parser* self, Py_ssize_t start) except NULL:
     cdef Py_ssize_t i = _scan_plain_any(p, start + 1, self.n)
     cdef Py_ssize_t size
     cdef PyObject* s
-    if i < self.n and p[i] == 0x22:
-        # The common case: plain ASCII, no escapes.
-        size = i - start - 1
-        self.i = i + 1
-        s = _ascii_new(size)
-        memcpy(_ascii_data(s), p + start + 1, size)
-        return s
+    if i < self.n:
+        if p[i] == 0x22:
+            # The common case: plain ASCII, no escapes.
+            size = i - start - 1
+            self.i = i + 1
+            s = _ascii_new(size)
+            memcpy(_ascii_data(s), p + start + 1, size)
+            return s
+        if p[i] == 0x5C:
+            return _parse_escaped(self, start, i)
     return _parse_text(self, start, i)
+
+cdef PyObject* _parse_escaped(Parser* self, Py_ssize_t start, Py_ssize_t i) except NULL:
+    """``_parse_text`` of a string whose first stop ``i`` is a backslash: ASCII text with
+    escapes in one pass (ajpcore_escaped_str: decoder_ascii_escapes.h)."""
+    cdef ajpcore_str_scan r
+    cdef int status
+    r.length = 0   # string_error always raises; set so gcc sees no uninitialized read
+    r.maxchar = 0
+    cdef PyObject* s = _escaped_str(self.p, start + 1, i, self.n, &r, &status)
+    if s == NULL:
+        if status == AJPCORE_STR_OK:
+            raise MemoryError()
+        _string_error(self, status, &r)
+    self.i = r.end + 1
+    return s
 
 cdef PyObject* _parse_text(Parser* self, Py_ssize_t start, Py_ssize_t i) except NULL:
     """The rest of ``parse_string`` from ``i``, its first byte that is not plain ASCII (a new reference)."""

@@ -171,10 +171,12 @@ static const unsigned char ajpcore_utf8_3_span[16] = {
     0x1F, 0x3F, 0x3F, 0x3F, 0x3F, 0x3F, 0x3F, 0x3F, 0x3F, 0x3F, 0x3F, 0x3F, 0x3F, 0x1F, 0x3F, 0x3F};
 
 /* Check the string body starting at p[first] up to its closing quote; p[first:i] is
-   already known to be plain ASCII.  The first problem in byte order is reported. */
-static int ajpcore_scan_string(const unsigned char *p, Py_ssize_t first, Py_ssize_t i, Py_ssize_t n,
-                               ajpcore_str_scan *r) {
-    Py_ssize_t shrink = 0;  /* bytes minus code points */
+   already known to be well formed (ASCII but for `shrink` bytes more than its code points:
+   escapes already read).  The first problem in byte order is reported. */
+static inline __attribute__((always_inline)) int ajpcore_scan_string_at(const unsigned char *p, Py_ssize_t first,
+                                                                        Py_ssize_t i, Py_ssize_t n, Py_ssize_t shrink,
+                                                                        ajpcore_str_scan *r) {
+    /* shrink: bytes minus code points */
     Py_UCS4 maxc = 0x7F;
     for (;;) {
         unsigned int c;
@@ -264,6 +266,17 @@ static int ajpcore_scan_string(const unsigned char *p, Py_ssize_t first, Py_ssiz
 bad_utf8:
     r->end = i;
     return AJPCORE_STR_BAD_UTF8;
+}
+
+/* ajpcore_scan_string_at compiled twice: with no escape before p[i], and after escapes. */
+static int ajpcore_scan_string(const unsigned char *p, Py_ssize_t first, Py_ssize_t i, Py_ssize_t n,
+                               ajpcore_str_scan *r) {
+    return ajpcore_scan_string_at(p, first, i, n, 0, r);
+}
+
+static int ajpcore_scan_string_resume(const unsigned char *p, Py_ssize_t first, Py_ssize_t i, Py_ssize_t n,
+                                      Py_ssize_t shrink, ajpcore_str_scan *r) {
+    return ajpcore_scan_string_at(p, first, i, n, shrink, r);
 }
 
 static inline Py_UCS4 ajpcore_hex4_checked(const unsigned char *p) {

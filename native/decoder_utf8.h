@@ -124,10 +124,16 @@ static inline AJP_TARGET_AVX2 __m256i ajpcore_u8_plain_stops(__m256i v) {
                            _mm256_or_si256(_mm256_cmpeq_epi8(v, AJPCORE_K(quote)), _mm256_cmpeq_epi8(v, AJPCORE_K(bslash))));
 }
 
-/* ajpcore_scan_plain at the avx2 level: 64 bytes a step (one test for both halves), then 32,
-   then the sse2 / word steps. */
+/* ajpcore_scan_plain at the avx2 level: 32 bytes first (most strings end there: one test),
+   then 64 bytes a step (one test for both halves), then 32, then the sse2 / word steps. */
 static AJP_TARGET_AVX2 Py_ssize_t ajpcore_scan_plain_avx2(const unsigned char *p, Py_ssize_t i, Py_ssize_t n) {
     uint32_t m;
+    if (i + 32 <= n) {
+        m = (uint32_t)_mm256_movemask_epi8(ajpcore_u8_plain_stops(_mm256_loadu_si256((const __m256i *)(p + i))));
+        if (m)
+            return i + __builtin_ctz(m);
+        i += 32;
+    }
     while (i + 64 <= n) {
         __m256i a = ajpcore_u8_plain_stops(_mm256_loadu_si256((const __m256i *)(p + i)));
         __m256i b = ajpcore_u8_plain_stops(_mm256_loadu_si256((const __m256i *)(p + i + 32)));
@@ -202,7 +208,9 @@ static inline AJP_TARGET_AVX2 int ajpcore_u8_is_short(const unsigned char *p, Py
 /* ajpcore_scan_string, decided at the avx2 level when the string is well formed: the same
    r (end, length, maxchar) and r->escape, the index of its first backslash (end if none);
    -1 when the scalar code must decide; AJPCORE_U8_SHORT (nothing read) for a short string
-   of mixed text (see ajpcore_u8_is_short).  p[first:i] is plain ASCII.
+   of mixed text (see ajpcore_u8_is_short).  p[first:i] is well formed ASCII text: plain
+   but for escapes (the first at `escape`, -1 if none) worth `shrink` bytes more than their
+   characters.
 
    Per 32-byte block: the stops (quote, backslash, control characters) end the block early,
    the bytes from the first stop on counting as zeros (ASCII, so a sequence cut short by the
@@ -215,15 +223,15 @@ static inline AJP_TARGET_AVX2 int ajpcore_u8_is_short(const unsigned char *p, Py
    U+FFC0..U+FFFF, a few supplementary characters) goes to the scalar code, which decides.
    Problems are gathered and looked at once, where the string or a run before an escape ends:
    the scalar code then finds the first one in byte order. */
-static AJP_TARGET_AVX2 int ajpcore_scan_text_avx2(const unsigned char *p, Py_ssize_t first, Py_ssize_t i,
-                                                   Py_ssize_t n, ajpcore_str_scan *r) {
+static inline __attribute__((always_inline)) AJP_TARGET_AVX2 int ajpcore_scan_text_avx2_at(
+    const unsigned char *p, Py_ssize_t first, Py_ssize_t i, Py_ssize_t n, Py_ssize_t shrink, Py_ssize_t escape,
+    ajpcore_str_scan *r) {
     const __m256i t_first_high = AJPCORE_K(first_high);
     const __m256i t_first_low = AJPCORE_K(first_low);
     const __m256i t_second_high = AJPCORE_K(second_high);
     const __m256i nibble = AJPCORE_K(nibble);
     const __m256i incomplete = _mm256_loadu_si256((const __m256i *)ajpcore_u8_incomplete);
     __m256i prev = _mm256_setzero_si256(), bad = _mm256_setzero_si256(), top = _mm256_setzero_si256();
-    Py_ssize_t shrink = 0, escape = -1;
     Py_UCS4 maxc = 0x7F;
     int three = 0;  /* runs of three-byte characters were seen: cut blocks before one */
     int after_run = 0;
@@ -340,6 +348,19 @@ static AJP_TARGET_AVX2 int ajpcore_scan_text_avx2(const unsigned char *p, Py_ssi
     r->maxchar = maxc;
     r->escape = escape < 0 ? i : escape;
     return AJPCORE_STR_OK;
+}
+
+/* ajpcore_scan_text_avx2_at compiled twice: for a string with no escape before p[i] (the usual
+   case: its constants folded in) and for one ajpcore_escaped_str read up to p[i]. */
+static AJP_TARGET_AVX2 int ajpcore_scan_text_avx2(const unsigned char *p, Py_ssize_t first, Py_ssize_t i,
+                                                   Py_ssize_t n, ajpcore_str_scan *r) {
+    return ajpcore_scan_text_avx2_at(p, first, i, n, 0, -1, r);
+}
+
+static AJP_TARGET_AVX2 int ajpcore_scan_text_avx2_resume(const unsigned char *p, Py_ssize_t first, Py_ssize_t i,
+                                                          Py_ssize_t n, Py_ssize_t shrink, Py_ssize_t escape,
+                                                          ajpcore_str_scan *r) {
+    return ajpcore_scan_text_avx2_at(p, first, i, n, shrink, escape, r);
 }
 
 #endif /* AJP_BUILD_AVX2 */

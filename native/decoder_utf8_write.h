@@ -7,6 +7,7 @@
 
 #include "decoder_str.h"
 #include "decoder_utf8.h"
+#include "decoder_ascii_escapes.h"
 
 #if AJP_BUILD_AVX2
 
@@ -400,22 +401,27 @@ static void ajpcore_utf8_init(void) {}
 #endif /* AJP_BUILD_AVX2 */
 
 /* The str of the string whose body starts at p[first] and whose first byte that is not plain
-   ASCII is p[i]: checked (ajpcore_scan_text_avx2, else ajpcore_scan_string), made at its final
+   ASCII is p[i] (or, from ajpcore_escaped_str, whose body p[first:i] is well formed ASCII text
+   with escapes: the first at `escape`, else -1, worth `shrink` bytes more than their
+   characters): checked (ajpcore_scan_text_avx2, else ajpcore_scan_string), made at its final
    length and kind (PEP 393; ajpcore_str_new) and written (ajpcore_fill_text_avx2, else ajpcore_fill_ucs1/2/4),
    the level picked once (the scalar steps at the avx2 level too for a short string of mixed
    text, see ajpcore_scan_text_avx2).  A new reference, r->end at its closing
    quote; or NULL: *status says the refusal (r as ajpcore_scan_string leaves it), or is
    AJPCORE_STR_OK with a Python exception set (no memory). */
-static PyObject *ajpcore_text_str(const unsigned char *p, Py_ssize_t first, Py_ssize_t i, Py_ssize_t n,
-                                  ajpcore_str_scan *r, int *status) {
+static inline __attribute__((always_inline)) PyObject *ajpcore_text_from(
+    const unsigned char *p, Py_ssize_t first, Py_ssize_t i, Py_ssize_t n, Py_ssize_t shrink, Py_ssize_t escape,
+    ajpcore_str_scan *r, int *status) {
     PyObject *s;
 #if AJP_BUILD_AVX2
     if (AJP_USE_AVX2) {
-        int st = ajpcore_scan_text_avx2(p, first, i, n, r);
+        int st = escape < 0 ? ajpcore_scan_text_avx2(p, first, i, n, r)
+                            : ajpcore_scan_text_avx2_resume(p, first, i, n, shrink, escape, r);
         if (st != AJPCORE_U8_SHORT) {
             if (st < 0) {
                 r->escape = first;
-                st = ajpcore_scan_string(p, first, i, n, r);
+                st = escape < 0 ? ajpcore_scan_string(p, first, i, n, r)
+                                : ajpcore_scan_string_resume(p, first, i, n, shrink, r);
             }
             *status = st;
             if (st != AJPCORE_STR_OK)
@@ -428,7 +434,8 @@ static PyObject *ajpcore_text_str(const unsigned char *p, Py_ssize_t first, Py_s
         /* a short string of mixed text: the scalar steps below */
     }
 #endif
-    *status = ajpcore_scan_string(p, first, i, n, r);
+    *status = escape < 0 ? ajpcore_scan_string(p, first, i, n, r)
+                         : ajpcore_scan_string_resume(p, first, i, n, shrink, r);
     if (*status != AJPCORE_STR_OK)
         return NULL;
     s = ajpcore_str_new(r->length, r->maxchar);
@@ -440,6 +447,40 @@ static PyObject *ajpcore_text_str(const unsigned char *p, Py_ssize_t first, Py_s
         ajpcore_fill_ucs2(p + first, p + r->end, (Py_UCS2 *)PyUnicode_DATA(s), r->length);
     else
         ajpcore_fill_ucs4(p + first, p + r->end, (Py_UCS4 *)PyUnicode_DATA(s), r->length);
+    return s;
+}
+
+/* ajpcore_text_from for a string whose first byte that is not plain ASCII is p[i]. */
+static PyObject *ajpcore_text_str(const unsigned char *p, Py_ssize_t first, Py_ssize_t i, Py_ssize_t n,
+                                  ajpcore_str_scan *r, int *status) {
+    return ajpcore_text_from(p, first, i, n, 0, -1, r, status);
+}
+
+/* The same for a string whose first byte that is not plain ASCII is p[i], a backslash (i < n):
+   in one pass when it is ASCII throughout (decoder_ascii_escapes.h), else ajpcore_text_from
+   from where that pass stopped. */
+static PyObject *ajpcore_escaped_str(const unsigned char *p, Py_ssize_t first, Py_ssize_t i, Py_ssize_t n,
+                                     ajpcore_str_scan *r, int *status) {
+    unsigned char buf[AJPCORE_ESC_CAP];
+    Py_ssize_t j = i, count;
+    PyObject *s;
+    int done;
+#if AJP_BUILD_AVX2
+    if (AJP_USE_AVX2)
+        done = ajpcore_esc_one_pass_avx2(p, &j, n, buf, &count);
+    else
+#endif
+        done = ajpcore_esc_one_pass(p, &j, n, buf, &count);
+    if (!done)
+        return ajpcore_text_from(p, first, j, n, (j - i) - count, i, r, status);
+    *status = AJPCORE_STR_OK;
+    r->end = j;
+    s = ajpcore_ascii_new((i - first) + count);
+    if (s != NULL) {
+        unsigned char *d = (unsigned char *)PyUnicode_DATA(s);
+        memcpy(d, p + first, (size_t)(i - first));
+        memcpy(d + (i - first), buf, (size_t)count);
+    }
     return s;
 }
 
