@@ -20,8 +20,19 @@ cdef extern from "canonical_scan.h":
     void* _name_data "PyUnicode_DATA" (PyObject* o) nogil
     Py_ssize_t _name_length "PyUnicode_GET_LENGTH" (PyObject* o) nogil
 
+cdef extern from "canonical_utf8.h":
+    bint AJP_USE_AVX2
+    enum:
+        AJP_TEXT_DONE
+        AJP_TEXT_ROOM
+        AJP_TEXT_SURROGATE
+        AJP_UTF8_STEP_ROOM
+    Py_ssize_t ajp_utf8_avx2(int kind, const void* data, Py_ssize_t* pos, Py_ssize_t end, char* dst, Py_ssize_t room, int* status) nogil
+    void ajp_init_utf8_tables()
+
 
 ajp_init_escaped_bytes()
+ajp_init_utf8_tables()
 
 
 # Per byte < 0x80: 0 = copy as is, 1 = short escape, 2 = \u00xx escape (ECMA-262 QuoteJSONString).
@@ -141,6 +152,8 @@ cdef int _put_str(Writer* w, object s) except -1:
     n = PyUnicode_GET_LENGTH(s)
     kind = PyUnicode_KIND(s)
     raw = PyUnicode_DATA(s)
+    if AJP_USE_AVX2:
+        return _put_str_avx2(w, kind, raw, n)
     if kind == PyUnicode_1BYTE_KIND and w.chunk == 0 and w.cap - w.length < n + 18:
         # Unbounded: grow now rather than write the text byte by byte to the buffer's end.
         _w_grow(w, n + 18)
@@ -180,6 +193,32 @@ cdef int _put_str(Writer* w, object s) except -1:
             _w_fail(w, "String contains a lone surrogate")
         at_run = status == 1
     return _w_put_char(w, b'"')
+
+
+cdef int _put_str_avx2(Writer* w, int kind, const void* raw, Py_ssize_t n) except -1:
+    """``_put_str`` at the avx2 level (canonical_utf8.h): the text encoded straight into the
+    buffer while it surely holds the next step; short of room, unbounded mode grows the buffer,
+    streaming encodes _STR_BLOCK code points into a block and puts it (flushing full chunks)."""
+    cdef Py_ssize_t i = 0, end, o
+    cdef int status
+    cdef char block[_STR_BLOCK * 6 + AJP_UTF8_STEP_ROOM]
+    _w_put_char(w, b'"')
+    while True:
+        w.length += ajp_utf8_avx2(kind, raw, &i, n, w.data + w.length, w.cap - w.length, &status)
+        if status == AJP_TEXT_ROOM:
+            if w.chunk == 0:
+                _w_grow(w, (n - i) + AJP_UTF8_STEP_ROOM)
+                continue
+            end = i + _STR_BLOCK
+            if end > n:
+                end = n
+            o = ajp_utf8_avx2(kind, raw, &i, end, block, sizeof(block), &status)
+            _w_put(w, block, o)
+            if status == AJP_TEXT_DONE:
+                continue
+        if status == AJP_TEXT_SURROGATE:
+            _w_fail(w, "String contains a lone surrogate")
+        return _w_put_char(w, b'"')
 
 
 cdef inline int _put_text(Writer* w, object s) except -1:
