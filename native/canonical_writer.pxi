@@ -45,6 +45,7 @@ cdef Writer* _w_acquire(Py_ssize_t chunk, object write) except NULL:
         for i in range(_SHAPES):
             w.shapes[i].n = 0
             w.shapes[i].seen = NULL
+            w.shapes[i].generation = 0
     _w_init(w, chunk, write)
     return w
 
@@ -256,6 +257,14 @@ cdef int _fail_name(Writer* w, PyObject* key, bint duplicate) except -1:
     _w_fail(w, f"Object key must be `str`, got `{type(<object>key).__qualname__}`")
 
 
+cdef inline int _put_float(Writer* w, object v) except -1:
+    """An exact float: its number text, or the refusal of a non-finite one."""
+    cdef double x = PyFloat_AS_DOUBLE(v)
+    if not isfinite(x):
+        _fail_value(w, v)
+    return _put_double(w, x)
+
+
 cdef int _put_value(Writer* w, object v) except -1:
     cdef double x
     if PyUnicode_CheckExact(v):
@@ -263,10 +272,7 @@ cdef int _put_value(Writer* w, object v) except -1:
     if PyLong_CheckExact(v):
         return _put_integer(w, v)
     if PyFloat_CheckExact(v):
-        x = PyFloat_AS_DOUBLE(v)
-        if not isfinite(x):
-            _fail_value(w, v)
-        return _put_double(w, x)
+        return _put_float(w, v)
     if PyDict_Check(v):
         return _put_dict(w, v)
     if PyList_Check(v) or PyTuple_Check(v):
@@ -289,18 +295,20 @@ cdef int _put_value(Writer* w, object v) except -1:
     _fail_value(w, v)
 
 
-cdef int _push_members(Writer* w, object d, Py_ssize_t n, bint* exact, bint* latin1, bint shaped) except -1:
+cdef int _push_members(Writer* w, object d, Py_ssize_t n, bint* exact, bint* latin1, bint shaped,
+                       Shape** recorded) except -1:
     """Snapshot the members of ``d`` onto the member stack, refusing non-str keys (in insertion order).
 
-    Returns 1 when the names are the very objects of the recorded shape, in the same
-    order (then they are known exact str and no prefix is computed), else 0.
+    When ``shaped`` and the names are the very objects of a recorded shape, in the same
+    order, the members are placed in its sorted order instead (then they are known exact
+    str and no prefix is computed): returns 1 and sets ``recorded`` to the shape; else 0.
     """
     cdef Py_ssize_t pos = 0, need = w.mtop + n, count, j
-    cdef bint same
-    cdef Shape* sh
+    cdef Shape* sh = NULL
     cdef PyObject* key
     cdef PyObject* value
     cdef Member* m
+    cdef Member* into
     if need > w.mcap:
         if w.members == w.inline_members:
             m = <Member*>PyMem_Malloc(need * 2 * sizeof(Member))
@@ -315,33 +323,54 @@ cdef int _push_members(Writer* w, object d, Py_ssize_t n, bint* exact, bint* lat
     exact[0] = True
     latin1[0] = True
     # First only collect the pointers and prefetch the values: their cache misses then
-    # overlap instead of stalling one by one.  Nothing runs between the two loops, so
-    # the borrowed pointers stay valid until the second loop takes references.
+    # overlap instead of stalling one by one.  Nothing runs between the loops, so the
+    # borrowed pointers stay valid until references are taken.  A record whose first name
+    # starts a recorded shape of its size is collected into scratch, to be placed in order.
+    into = w.members + w.mtop
     count = 0
+    if shaped and 1 < n <= _SHAPE_MAX and PyDict_Next(d, &pos, &key, &value):
+        sh = _shape_of(w, key)
+        if sh.n == n and sh.keys[0] == key:
+            into = w.shape_tmp
+        else:
+            sh = NULL
+        into[0].key = key
+        into[0].value = value
+        ajp_prefetch(value)
+        count = 1
     while w.mtop + count < need and PyDict_Next(d, &pos, &key, &value):
-        m = &w.members[w.mtop + count]
+        m = &into[count]
         m.key = key
         m.value = value
         ajp_prefetch(value)
         count += 1
-    # A recorded shape holds strong references, so equal pointers are the same names.
-    same = False
-    if shaped and count > 1:
-        sh = _shape_of(w, w.members[w.mtop].key)
-        same = count == sh.n
-    if same:
-        for j in range(count):
-            if w.members[w.mtop + j].key != sh.keys[j]:
-                same = False
-                break
-    if same:
-        if not w.borrowed:
+    if sh != NULL:
+        # A recorded shape holds strong references, so equal pointers are the same names.
+        if count != sh.n:
+            sh = NULL
+        else:
+            for j in range(1, count):
+                if into[j].key != sh.keys[j]:
+                    sh = NULL
+                    break
+        m = w.members + w.mtop
+        if sh == NULL:
+            memcpy(m, into, count * sizeof(Member))
+        else:
             for j in range(count):
-                m = &w.members[w.mtop + j]
-                _incref(m.key)
-                _incref(m.value)
-        w.mtop += count
-        return 1
+                m[j] = into[sh.order[j]]
+            if not sh.names_ready:
+                # Its third record in a row: the usual short ASCII names rendered once as "name":.
+                for j in range(count):
+                    sh.name_length[j] = <unsigned char>ajp_put_short_name(sh.names[j], m[j].key)
+                sh.names_ready = True
+            if not w.borrowed:
+                for j in range(count):
+                    _incref(m[j].key)
+                    _incref(m[j].value)
+            w.mtop += count
+            recorded[0] = sh
+            return 1
     for j in range(count):
         m = &w.members[w.mtop]
         key = m.key
@@ -392,17 +421,9 @@ cdef void _sort_new_shape(Writer* w, Member* m, Py_ssize_t n, bint exact, bint l
                 sh.order[s] = <unsigned char>j
                 break
     sh.n = n
+    sh.generation += 1
+    sh.names_ready = False
     w.shapes_live |= 1u << (sh - w.shapes)
-
-
-cdef void _apply_shape(Writer* w, Member* m, Py_ssize_t n) noexcept:
-    """Put members pushed in a recorded shape's insertion order into its sorted order."""
-    cdef Member* tmp = w.shape_tmp
-    cdef Shape* sh = _shape_of(w, m[0].key)
-    cdef Py_ssize_t s
-    memcpy(tmp, m, n * sizeof(Member))
-    for s in range(n):
-        m[s] = tmp[sh.order[s]]
 
 
 cdef int _put_dict(Writer* w, object d) except -1:
@@ -412,6 +433,8 @@ cdef int _put_dict(Writer* w, object d) except -1:
     cdef PyObject* value
     cdef char* dst
     cdef Step* step
+    cdef Shape* sh = NULL
+    cdef unsigned int generation = 0
     if w.depth >= _MAX_DEPTH:
         _w_fail(w, f"Nesting deeper than {_MAX_DEPTH}")
     n = PyDict_GET_SIZE(d)
@@ -420,11 +443,11 @@ cdef int _put_dict(Writer* w, object d) except -1:
     base = w.mtop
     # Only an array's objects are matched against recorded shapes: those are the records.
     shaped = w.depth > 0 and w.steps[w.depth - 1].key == NULL
-    same = _push_members(w, d, n, &exact, &latin1, shaped)
+    same = _push_members(w, d, n, &exact, &latin1, shaped, &sh)
     n = w.mtop - base
     if same:
-        # Arrays of records repeat one shape: its order is known, nothing to sort.
-        _apply_shape(w, w.members + base, n)
+        # Arrays of records repeat one shape: its order is known (the members are in it).
+        generation = sh.generation
     elif n > 1:
         if shaped:
             _sort_new_shape(w, w.members + base, n, exact, latin1)
@@ -444,11 +467,17 @@ cdef int _put_dict(Writer* w, object d) except -1:
         m = &w.members[base + i]
         step.key = m.key
         written = 0
-        if w.cap - w.length >= 24:
-            # The usual short ASCII name, with its comma, in one go (no string writer call).
+        if w.cap - w.length >= 32:
+            # The usual short ASCII name, with its comma, in one go (no string writer call):
+            # a record's from the text its shape rendered once, until a nested record of
+            # another shape takes the shape's slot (its generation changes).
             dst = w.data + w.length
             dst[0] = b','
-            written = ajp_put_short_name(dst + (i != 0), m.key)
+            if sh != NULL and sh.generation == generation and sh.name_length[i]:
+                memcpy(dst + (i != 0), sh.names[i], 24)
+                written = sh.name_length[i]
+            else:
+                written = ajp_put_short_name(dst + (i != 0), m.key)
             if written:
                 w.length += written + (i != 0)
         if not written:
@@ -465,6 +494,8 @@ cdef int _put_dict(Writer* w, object d) except -1:
                 _put_str(w, <object>value)
         elif PyLong_CheckExact(<object>value):
             _put_integer(w, <object>value)
+        elif PyFloat_CheckExact(<object>value):
+            _put_float(w, <object>value)
         else:
             _put_value(w, <object>value)
     w.depth -= 1
@@ -509,6 +540,8 @@ cdef int _put_array(Writer* w, object a) except -1:
             _put_text(w, item)
         elif PyLong_CheckExact(item):
             _put_integer(w, item)
+        elif PyFloat_CheckExact(item):
+            _put_float(w, item)
         else:
             _put_value(w, item)
         i += 1
