@@ -48,6 +48,7 @@ cdef extern from "Python.h":
     char* PyOS_double_to_string(double val, char format_code, int precision, int flags, int *ptype) except NULL
     bint PyUnicode_IS_ASCII(object o)
     bint PyUnicode_IS_COMPACT_ASCII(object o)
+    bint PyUnicode_IS_COMPACT(object o)
     void _incref "Py_INCREF" (PyObject* o)  # on a borrowed pointer: no Cython temporary
     void _decref "Py_DECREF" (PyObject* o)
     int PyUnicode_KIND(object o)

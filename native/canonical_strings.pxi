@@ -28,6 +28,8 @@ cdef extern from "canonical_utf8.h":
         AJP_TEXT_SURROGATE
         AJP_UTF8_STEP_ROOM
     Py_ssize_t ajp_utf8_avx2(int kind, const void* data, Py_ssize_t* pos, Py_ssize_t end, char* dst, Py_ssize_t room, int* status) nogil
+    Py_ssize_t ajp_put_text_avx2(char* dst, Py_ssize_t room, PyObject* s) nogil
+    Py_ssize_t ajp_put_value_text(char* dst, Py_ssize_t room, PyObject* s) nogil
     void ajp_init_utf8_tables()
 
 
@@ -140,6 +142,30 @@ cdef inline Py_ssize_t _put_ascii_in_place(Writer* w, const unsigned char* p, Py
 
 
 cdef int _put_str(Writer* w, object s) except -1:
+    """Any str as a JSON string: the avx2 text encoder, chosen once per string, or the others.
+
+    At the avx2 level a compact text the buffer surely holds is written in one call; the
+    rest (the buffer's end, streaming, a surrogate to refuse) takes the general writer.
+    """
+    cdef Py_ssize_t k
+    if AJP_USE_AVX2 and PyUnicode_IS_COMPACT(s):
+        k = ajp_put_text_avx2(w.data + w.length, w.cap - w.length, <PyObject*>s)
+        if k:
+            w.length += k
+            return 0
+    return _put_str_general(w, s)
+
+
+cdef int _put_str_general(Writer* w, object s) except -1:
+    """``_put_str`` from its quote on, whatever the room: the encoder of the SIMD level."""
+    ajp_unicode_ready(s)
+    if AJP_USE_AVX2:
+        return _put_str_avx2(w, PyUnicode_KIND(s), PyUnicode_DATA(s), PyUnicode_GET_LENGTH(s))
+    return _put_str_sse2(w, s)
+
+
+cdef int _put_str_sse2(Writer* w, object s) except -1:
+    """``_put_str`` at the sse2 and scalar levels (canonical_scan.h)."""
     cdef Py_ssize_t n
     cdef int kind
     cdef void* raw
@@ -148,12 +174,9 @@ cdef int _put_str(Writer* w, object s) except -1:
     cdef bint at_run
     cdef unsigned int c
     cdef char block[_STR_BLOCK * 6]
-    ajp_unicode_ready(s)
     n = PyUnicode_GET_LENGTH(s)
     kind = PyUnicode_KIND(s)
     raw = PyUnicode_DATA(s)
-    if AJP_USE_AVX2:
-        return _put_str_avx2(w, kind, raw, n)
     if kind == PyUnicode_1BYTE_KIND and w.chunk == 0 and w.cap - w.length < n + 18:
         # Unbounded: grow now rather than write the text byte by byte to the buffer's end.
         _w_grow(w, n + 18)
@@ -223,12 +246,12 @@ cdef int _put_str_avx2(Writer* w, int kind, const void* raw, Py_ssize_t n) excep
 
 cdef inline int _put_text(Writer* w, object s) except -1:
     """``_put_str`` of an exact str, the usual compact ASCII needing no escape written inline."""
-    cdef Py_ssize_t k = ajp_put_clean_text(w.data + w.length, w.cap - w.length, <PyObject*>s)
+    cdef Py_ssize_t k = ajp_put_value_text(w.data + w.length, w.cap - w.length, <PyObject*>s)
     if k:
         w.length += k
         return 0
     # Wider, escaped or tight: the general writer (it starts over from the quote).
-    return _put_str(w, s)
+    return _put_str_general(w, s)
 
 
 # -- member-name order ---------------------------------------------------

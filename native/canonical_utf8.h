@@ -357,11 +357,25 @@ AJP_TARGET_AVX2 static Py_ssize_t ajp_utf8_ucs4_avx2(const uint32_t *p, Py_ssize
 
 /* UTF-8 with JSON escapes of the PEP 393 text data[*pos..end) of kind 1, 2 or 4 to dst, which
    holds room bytes: returns the bytes written and moves *pos; *status says why it stopped. */
-static Py_ssize_t ajp_utf8_avx2(int kind, const void *data, Py_ssize_t *pos, Py_ssize_t end,
-                                char *dst, Py_ssize_t room, int *status) {
+static inline Py_ssize_t ajp_utf8_avx2(int kind, const void *data, Py_ssize_t *pos, Py_ssize_t end,
+                                       char *dst, Py_ssize_t room, int *status) {
     if (kind == 1) return ajp_utf8_latin1_avx2((const unsigned char *)data, pos, end, dst, room, status);
     if (kind == 2) return ajp_utf8_ucs2_avx2((const uint16_t *)data, pos, end, dst, room, status);
     return ajp_utf8_ucs4_avx2((const uint32_t *)data, pos, end, dst, room, status);
+}
+
+/* A ready str as a JSON string "..." to dst, which has room bytes: returns the bytes written,
+   or 0 when the room might not hold it or the text has a surrogate (the caller's general
+   writer then starts over: nothing was written as far as it is concerned). */
+static inline Py_ssize_t ajp_put_text_avx2(char *dst, Py_ssize_t room, PyObject *s) {
+    Py_ssize_t pos = 0, o, n = PyUnicode_GET_LENGTH(s);
+    int status;
+    if (room < n + 2 + AJP_UTF8_STEP_ROOM) return 0;  /* surely too small: no partial attempt */
+    dst[0] = '"';
+    o = ajp_utf8_avx2(PyUnicode_KIND(s), PyUnicode_DATA(s), &pos, n, dst + 1, room - 2, &status);
+    if (status != AJP_TEXT_DONE) return 0;
+    dst[o + 1] = '"';
+    return o + 2;
 }
 
 #else /* !AJP_BUILD_AVX2 */
@@ -401,6 +415,28 @@ static Py_ssize_t ajp_utf8_avx2(int kind, const void *data, Py_ssize_t *pos, Py_
     return o;
 }
 
+static inline Py_ssize_t ajp_put_text_avx2(char *dst, Py_ssize_t room, PyObject *s) {
+    Py_ssize_t pos = 0, o;
+    int status;
+    if (room < 2) return 0;
+    dst[0] = '"';
+    o = ajp_utf8_avx2(PyUnicode_KIND(s), PyUnicode_DATA(s), &pos, PyUnicode_GET_LENGTH(s), dst + 1, room - 2, &status);
+    if (status != AJP_TEXT_DONE) return 0;
+    dst[o + 1] = '"';
+    return o + 2;
+}
+
 #endif /* AJP_BUILD_AVX2 */
+
+/* An exact str value written as "text" to dst, which has room bytes: clean compact ASCII by
+   ajp_put_clean_text (word stores, the run copier: inline, cheaper than an encoder call);
+   at the avx2 level any other compact text in one encoder call.  Returns the bytes written,
+   or 0 to leave the text to the general string writer. */
+AJP_ALWAYS_INLINE Py_ssize_t ajp_put_value_text(char *dst, Py_ssize_t room, PyObject *s) {
+    if (PyUnicode_IS_COMPACT_ASCII(s)) return ajp_put_clean_text(dst, room, s);
+    /* A compact str is always ready (its data follows the object). */
+    if (AJP_USE_AVX2 && PyUnicode_IS_COMPACT(s)) return ajp_put_text_avx2(dst, room, s);
+    return 0;
+}
 
 #endif /* AJPCORE_CANONICAL_UTF8_H */

@@ -487,11 +487,11 @@ cdef int _put_dict(Writer* w, object d) except -1:
             _w_put_char(w, b':')
         value = w.members[base + i].value
         if PyUnicode_CheckExact(<object>value):
-            written = ajp_put_clean_text(w.data + w.length, w.cap - w.length, value)
+            written = ajp_put_value_text(w.data + w.length, w.cap - w.length, value)
             if written:
                 w.length += written
             else:
-                _put_str(w, <object>value)
+                _put_str_general(w, <object>value)
         elif PyLong_CheckExact(<object>value):
             _put_integer(w, <object>value)
         elif PyFloat_CheckExact(<object>value):
