@@ -357,8 +357,8 @@ AJP_TARGET_AVX2 static Py_ssize_t ajp_utf8_ucs4_avx2(const uint32_t *p, Py_ssize
 
 /* UTF-8 with JSON escapes of the PEP 393 text data[*pos..end) of kind 1, 2 or 4 to dst, which
    holds room bytes: returns the bytes written and moves *pos; *status says why it stopped. */
-static inline Py_ssize_t ajp_utf8_avx2(int kind, const void *data, Py_ssize_t *pos, Py_ssize_t end,
-                                       char *dst, Py_ssize_t room, int *status) {
+AJP_ALWAYS_INLINE Py_ssize_t ajp_utf8_avx2(int kind, const void *data, Py_ssize_t *pos, Py_ssize_t end,
+                                           char *dst, Py_ssize_t room, int *status) {
     if (kind == 1) return ajp_utf8_latin1_avx2((const unsigned char *)data, pos, end, dst, room, status);
     if (kind == 2) return ajp_utf8_ucs2_avx2((const uint16_t *)data, pos, end, dst, room, status);
     return ajp_utf8_ucs4_avx2((const uint32_t *)data, pos, end, dst, room, status);
@@ -367,12 +367,12 @@ static inline Py_ssize_t ajp_utf8_avx2(int kind, const void *data, Py_ssize_t *p
 /* A ready str as a JSON string "..." to dst, which has room bytes: returns the bytes written,
    or 0 when the room might not hold it or the text has a surrogate (the caller's general
    writer then starts over: nothing was written as far as it is concerned). */
-static inline Py_ssize_t ajp_put_text_avx2(char *dst, Py_ssize_t room, PyObject *s) {
-    Py_ssize_t pos = 0, o, n = PyUnicode_GET_LENGTH(s);
+AJP_ALWAYS_INLINE Py_ssize_t ajp_put_text_avx2(char *dst, Py_ssize_t room, PyObject *s) {
+    Py_ssize_t pos = 0, o, n = ajp_text_length(s);
     int status;
     if (room < n + 2 + AJP_UTF8_STEP_ROOM) return 0;  /* surely too small: no partial attempt */
     dst[0] = '"';
-    o = ajp_utf8_avx2(PyUnicode_KIND(s), PyUnicode_DATA(s), &pos, n, dst + 1, room - 2, &status);
+    o = ajp_utf8_avx2(ajp_text_kind(s), ajp_text_data(s), &pos, n, dst + 1, room - 2, &status);
     if (status != AJP_TEXT_DONE) return 0;
     dst[o + 1] = '"';
     return o + 2;
@@ -420,7 +420,7 @@ static inline Py_ssize_t ajp_put_text_avx2(char *dst, Py_ssize_t room, PyObject 
     int status;
     if (room < 2) return 0;
     dst[0] = '"';
-    o = ajp_utf8_avx2(PyUnicode_KIND(s), PyUnicode_DATA(s), &pos, PyUnicode_GET_LENGTH(s), dst + 1, room - 2, &status);
+    o = ajp_utf8_avx2(ajp_text_kind(s), ajp_text_data(s), &pos, ajp_text_length(s), dst + 1, room - 2, &status);
     if (status != AJP_TEXT_DONE) return 0;
     dst[o + 1] = '"';
     return o + 2;

@@ -295,15 +295,16 @@ cdef int _put_value(Writer* w, object v) except -1:
     _fail_value(w, v)
 
 
-cdef int _push_members(Writer* w, object d, Py_ssize_t n, bint* exact, bint* latin1, bint shaped,
-                       Shape** recorded) except -1:
+cdef int _push_members(Writer* w, object d, Py_ssize_t n, bint* exact, bint shaped, Shape** recorded) except -1:
     """Snapshot the members of ``d`` onto the member stack, refusing non-str keys (in insertion order).
 
-    When ``shaped`` and the names are the very objects of a recorded shape, in the same
+    Each name gets its sort prefix: its first 8 bytes when all names are Latin-1
+    (ajp_name_prefix), else its first 4 UTF-16 code units (ajp_name_prefix16).  When ``shaped`` and the names are the very objects of a recorded shape, in the same
     order, the members are placed in its sorted order instead (then they are known exact
     str and no prefix is computed): returns 1 and sets ``recorded`` to the shape; else 0.
     """
     cdef Py_ssize_t pos = 0, need = w.mtop + n, count, j
+    cdef bint latin1 = True
     cdef Shape* sh = NULL
     cdef PyObject* key
     cdef PyObject* value
@@ -321,7 +322,6 @@ cdef int _push_members(Writer* w, object d, Py_ssize_t n, bint* exact, bint* lat
         w.members = m
         w.mcap = need * 2
     exact[0] = True
-    latin1[0] = True
     # First only collect the pointers and prefetch the values: their cache misses then
     # overlap instead of stalling one by one.  Nothing runs between the loops, so the
     # borrowed pointers stay valid until references are taken.  A record whose first name
@@ -385,9 +385,15 @@ cdef int _push_members(Writer* w, object d, Py_ssize_t n, bint* exact, bint* lat
         if _name_kind(key) == PyUnicode_1BYTE_KIND:
             m.prefix = ajp_name_prefix(_name_data(key), _name_length(key))
         else:
-            m.prefix = 0
-            latin1[0] = False
+            m.prefix = ajp_name_prefix16(_name_kind(key), _name_data(key), _name_length(key))
+            latin1 = False
         w.mtop += 1
+    if not latin1:
+        # Names of several kinds: the Latin-1 ones take the UTF-16 prefix too, so all compare.
+        for j in range(w.mtop - count, w.mtop):
+            key = w.members[j].key
+            if _name_kind(key) == PyUnicode_1BYTE_KIND:
+                w.members[j].prefix = ajp_name_prefix16(PyUnicode_1BYTE_KIND, _name_data(key), _name_length(key))
     return 0
 
 
@@ -395,7 +401,7 @@ cdef inline Shape* _shape_of(Writer* w, PyObject* first) noexcept:
     return &w.shapes[(<size_t>first >> 4) % _SHAPES]
 
 
-cdef void _sort_new_shape(Writer* w, Member* m, Py_ssize_t n, bint exact, bint latin1) noexcept:
+cdef void _sort_new_shape(Writer* w, Member* m, Py_ssize_t n, bint exact) noexcept:
     """Sort members of a shape not recorded; record it on its second object in a row."""
     cdef PyObject** names = w.shape_names
     cdef PyObject* first = m[0].key
@@ -406,8 +412,8 @@ cdef void _sort_new_shape(Writer* w, Member* m, Py_ssize_t n, bint exact, bint l
     if record:
         for j in range(n):
             names[j] = m[j].key
-    # Latin-1 names sort as bytes, mostly by their first 8 (ajp_name_prefix); others by UTF-16 units.
-    _sort_members(m, n, latin1)
+    # Names sort mostly by their prefixes (their first 8 Latin-1 bytes or 4 UTF-16 units).
+    _sort_members(m, n)
     if not record:
         return
     for j in range(sh.n):
@@ -428,7 +434,7 @@ cdef void _sort_new_shape(Writer* w, Member* m, Py_ssize_t n, bint exact, bint l
 
 cdef int _put_dict(Writer* w, object d) except -1:
     cdef Py_ssize_t i, n, base, written
-    cdef bint exact, latin1, same, shaped
+    cdef bint exact, same, shaped
     cdef Member* m
     cdef PyObject* value
     cdef char* dst
@@ -443,17 +449,17 @@ cdef int _put_dict(Writer* w, object d) except -1:
     base = w.mtop
     # Only an array's objects are matched against recorded shapes: those are the records.
     shaped = w.depth > 0 and w.steps[w.depth - 1].key == NULL
-    same = _push_members(w, d, n, &exact, &latin1, shaped, &sh)
+    same = _push_members(w, d, n, &exact, shaped, &sh)
     n = w.mtop - base
     if same:
         # Arrays of records repeat one shape: its order is known (the members are in it).
         generation = sh.generation
     elif n > 1:
         if shaped:
-            _sort_new_shape(w, w.members + base, n, exact, latin1)
+            _sort_new_shape(w, w.members + base, n, exact)
         else:
-            # Latin-1 names sort as bytes, mostly by their first 8 (ajp_name_prefix); others by UTF-16 units.
-            _sort_members(w.members + base, n, latin1)
+            # Names sort mostly by their prefixes (their first 8 Latin-1 bytes or 4 UTF-16 units).
+            _sort_members(w.members + base, n)
         if not exact:
             for i in range(1, n):
                 m = &w.members[base + i]

@@ -329,3 +329,43 @@ def test_records_with_names_of_every_kind(twins, name):
         doc = ["p" * pad, value]
         assert native.canonicalize(doc) == pure.canonicalize(doc) == oracle(doc)
         assert streamed_bytes(native, doc, 41) == oracle(doc)
+
+
+# -- member-name order by prefixes (RFC 8785 §3.2.3) ----------------------------------------
+# Names sort by their first 8 bytes when all are Latin-1, else by their first 4 UTF-16 code
+# units (an astral character is two of them, so a pair may straddle the 4th), then in full.
+
+NAME_UNITS = ["a", "b", "\x00", "\x7f", "\xe9", "\xff", "\u0100", "\u4e2d", "\ud7ff", "\ue000", "\uffff",
+              "\U00010000", "\U0001F600", "\U0010ffff"]
+
+
+def names_from(rng, kinds):
+    return ["".join(rng.choice(kinds) for _ in range(rng.randint(0, 7))) for _ in range(rng.randint(2, 14))]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_names_sort_by_utf16_units_whatever_their_kinds(twins, seed):
+    import random
+
+    native, pure = twins
+    rng = random.Random(seed)
+    pools = [NAME_UNITS, NAME_UNITS[:6], NAME_UNITS[6:], ["a", "\U0001F600", "\uffff"], ["\x00", "a", "\u4e2d"]]
+    for _ in range(400):
+        value = {name: i for i, name in enumerate(names_from(rng, rng.choice(pools)))}
+        out = pure.canonicalize(value)
+        assert native.canonicalize(value) == out, value
+        assert list(json.loads(out)) == sorted(value, key=lambda k: k.encode("utf-16-be"))
+        records = [dict(value) for _ in range(3)]  # recorded shapes sort once
+        assert native.canonicalize(records) == pure.canonicalize(records)
+
+
+def test_names_with_lone_surrogates_fail_at_the_first_in_order(twins):
+    # Names are sorted before any is written: the refusal names the first one in UTF-16 order.
+    native, pure = twins
+    for names in (["\ud800", "\U00010000"], ["\udc00x", "\ud800y", "\U0001F600"], ["a\udfff", "a\ud800", "a\uffff"],
+                  ["\ue000", "\udbff\udfff", "\U0010ffff"]):
+        value = {name: 1 for name in names}
+        for twin in twins:
+            with pytest.raises(EncodeError) as info:
+                twin.canonicalize(value)
+            assert str(info.value) == str(pytest.raises(EncodeError, pure.canonicalize, value).value)
