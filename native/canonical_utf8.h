@@ -160,17 +160,20 @@ AJP_TARGET_AVX2 static inline __m256i ajp_latin1_forms(__m128i bytes) {
     return _mm256_blendv_epi8(x, two, _mm256_cmpgt_epi16(x, AJP_K(W7F)));
 }
 
-/* The UTF-8 of 32 Latin-1 bytes (bit k of high: byte k is >= 0x80) to dst: up to 64 bytes
-   stored, 32 + popcount(high) of them kept. */
-AJP_TARGET_AVX2 static inline void ajp_latin1_block(__m256i v, uint32_t high, char *dst) {
+/* The UTF-8 of the first m of 32 Latin-1 bytes (bit k of high: byte k is >= 0x80) to dst:
+   up to 64 bytes stored, m + popcount(high) of them kept (high has no bit from m on).  The
+   second 16 bytes are left alone when m does not reach them (a short text's one block). */
+AJP_TARGET_AVX2 static inline void ajp_latin1_block(__m256i v, uint32_t high, uint32_t m, char *dst) {
     __m256i a = ajp_latin1_forms(_mm256_castsi256_si128(v));
-    __m256i b = ajp_latin1_forms(_mm256_extracti128_si256(v, 1));
     a = _mm256_shuffle_epi8(a, ajp_rows(ajp_latin1_squeeze[high & 255], ajp_latin1_squeeze[(high >> 8) & 255]));
-    b = _mm256_shuffle_epi8(b, ajp_rows(ajp_latin1_squeeze[(high >> 16) & 255], ajp_latin1_squeeze[high >> 24]));
     _mm_storeu_si128((__m128i *)dst, _mm256_castsi256_si128(a));
     _mm_storeu_si128((__m128i *)(dst + 8 + _mm_popcnt_u32(high & 0xFF)), _mm256_extracti128_si256(a, 1));
-    _mm_storeu_si128((__m128i *)(dst + 16 + _mm_popcnt_u32(high & 0xFFFF)), _mm256_castsi256_si128(b));
-    _mm_storeu_si128((__m128i *)(dst + 24 + _mm_popcnt_u32(high & 0xFFFFFF)), _mm256_extracti128_si256(b, 1));
+    if (m > 16) {
+        __m256i b = ajp_latin1_forms(_mm256_extracti128_si256(v, 1));
+        b = _mm256_shuffle_epi8(b, ajp_rows(ajp_latin1_squeeze[(high >> 16) & 255], ajp_latin1_squeeze[high >> 24]));
+        _mm_storeu_si128((__m128i *)(dst + 16 + _mm_popcnt_u32(high & 0xFFFF)), _mm256_castsi256_si128(b));
+        _mm_storeu_si128((__m128i *)(dst + 24 + _mm_popcnt_u32(high & 0xFFFFFF)), _mm256_extracti128_si256(b, 1));
+    }
 }
 
 AJP_TARGET_AVX2 static Py_ssize_t ajp_utf8_latin1_avx2(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t end,
@@ -194,7 +197,7 @@ AJP_TARGET_AVX2 static Py_ssize_t ajp_utf8_latin1_avx2(const unsigned char *p, P
         m = cut ? (uint32_t)ajp_ctz(cut) : 32;
         high = _bzhi_u32((uint32_t)_mm256_movemask_epi8(v), m);
         if (high) {
-            ajp_latin1_block(v, high, dst + o);
+            ajp_latin1_block(v, high, m, dst + o);
             o += m + _mm_popcnt_u32(high);
         } else {
             _mm256_storeu_si256((__m256i *)(dst + o), v);
@@ -279,7 +282,8 @@ AJP_TARGET_AVX2 static Py_ssize_t ajp_utf8_ucs2_avx2(const uint16_t *p, Py_ssize
             o += m;
         } else {
             Py_ssize_t k = ajp_lanes_block(_mm256_cvtepu16_epi32(_mm256_castsi256_si128(v)), dst + o, 0);
-            k += ajp_lanes_block(_mm256_cvtepu16_epi32(_mm256_extracti128_si256(v, 1)), dst + o + k, 0);
+            if (m > 8)  /* (a short text's one block often ends in the first half) */
+                k += ajp_lanes_block(_mm256_cvtepu16_epi32(_mm256_extracti128_si256(v, 1)), dst + o + k, 0);
             if (m < 16) {
                 uint32_t ge800 = ~(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi16(_mm256_and_si256(v, AJP_K(WF800)), zero));
                 k = m + (_mm_popcnt_u32(ge80) + _mm_popcnt_u32(_bzhi_u32(ge800, 2 * m))) / 2;
