@@ -411,7 +411,7 @@ static inline uint64_t ajp_name_prefix16(int kind, const void *data, Py_ssize_t 
         r = (r << 16) | c;
         units++;
     }
-    return r << (16 * (4 - units));
+    return units ? r << (16 * (4 - units)) : 0;  /* (a shift by 64 is undefined) */
 }
 
 #if defined(__GNUC__) || defined(__clang__)
