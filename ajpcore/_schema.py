@@ -117,6 +117,15 @@ class CompiledSchema:
         except ValueError:  # a set, a str subclass, a non-str member name...: the engine cannot read it
             return False
 
+    def split(self) -> Tuple[Optional[Callable[[Any], bool]], Tuple[FormatCheck, ...]]:
+        """``(engine, checks)``: the engine without Python format callbacks and the checks that confirm
+        what it accepts (``_schema_formats``), or ``(None, ())`` where the formats were not split.
+
+        A value the engine accepts is valid exactly when every check holds; one it refuses (or that
+        makes it raise ``ValueError``) is decided by ``is_valid``, never refused on the engine's word.
+        """
+        return self._fast_is_valid, tuple(self._checks)
+
     def errors(self, value: Any) -> Problems:
         """The problems as ``(json_path, reason)``, in document order; ``[]`` when valid.
 

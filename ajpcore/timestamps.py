@@ -94,6 +94,10 @@ def instant_micros(now: object) -> int:
     (``int``/``float``, not ``bool``).  Raises ``TimestampError`` for a naive
     datetime, a string that is not RFC 3339, a non-finite number, or another type.
     """
+    if type(now) is str:  # the usual form: the core's parse, then its error below if it fails
+        micros: Optional[int] = _core.impl.rfc3339_micros(now)
+        if micros is not None:
+            return micros
     if isinstance(now, datetime):
         if now.tzinfo is None or now.utcoffset() is None:
             raise TimestampError("`now` is a naive datetime: give it a tzinfo (e.g. timezone.utc)")

@@ -62,15 +62,16 @@ LARGE = (1, 4)
 
 def _cases() -> List[Tuple[str, str, Callable[[int], Tuple[Callable[..., Any], List[Any], Dict[str, Any]]], Tuple[int, int]]]:
     """Every measured ``(case, contender, make(count) -> (f, args, extra), (n, k))``."""
+    import base64
     import hmac
-    import inspect
 
     import orjson
 
     import data
-    from ajpcore import _core_c, ajp
+    from ajpcore import Ed25519PrivateKey, _core_c, ajp
     from ajpcore.ajp import MemoryReplayGuard
-    from ajpcore.signing import sign
+    from ajpcore.provenance import MemoryKeyPins, sign_declaration
+    from ajpcore.signing import sign, verify
 
     cases: List[Tuple[str, str, Any, Tuple[int, int]]] = []
 
@@ -128,24 +129,87 @@ def _cases() -> List[Tuple[str, str, Callable[[int], Tuple[Callable[..., Any], L
     cases.append(("envelope:offer", "ajpcore", fixed(envelope, raw), SMALL))
     cases.append(("envelope:offer", "orjson", fixed(unsafe, raw), SMALL))
 
+    now = "2026-03-05T10:01:00Z"
+    me = base["to"]["provenance_id"]
     offers: List[bytes] = []
     for i in range(2 * sum(SMALL)):
         offer = dict(base, job_id=f"{base['job_id']}_{i:04d}")
         offer["signature"] = sign(offer, secret=key)
         offers.append(orjson.dumps(offer))
-    receive_kw: Dict[str, Any] = {"now": "2026-03-05T10:01:00Z", "secret": key}
-    if "recipient" in inspect.signature(ajp.receive_offer).parameters:
-        receive_kw["recipient"] = base["to"]["provenance_id"]
-    turn = [0]
 
-    def receive(count: int) -> Any:
-        # A fresh guard and offers no guard of this process has seen: every admission inserts.
-        start = turn[0] % 2 * sum(SMALL)
-        turn[0] += 1
-        return ajp.receive_offer, offers[start:start + count], dict(receive_kw, replay_guard=MemoryReplayGuard())
+    def new_guards(make_receive: Callable[[], Tuple[Callable[..., Any], Dict[str, Any]]], signed: List[bytes]) -> Any:
+        # A fresh receiver (a fresh guard) per loop, and offers no guard of this process has seen:
+        # every admission inserts.  The two halves of `signed` take turns.
+        turn = [0]
 
-    cases.append(("receive:offer", "ajpcore", receive, SMALL))
+        def make(count: int) -> Any:
+            start = turn[0] % 2 * sum(SMALL)
+            turn[0] += 1
+            receive, keywords = make_receive()
+            return receive, signed[start:start + count], keywords
+
+        return make
+
+    def hmac_receiver() -> Any:
+        return ajp.Receiver(recipient=me, secret=key, replay_guard=MemoryReplayGuard()).receive, {"now": now}
+
+    def hmac_receive_offer() -> Any:
+        return ajp.receive_offer, {"now": now, "recipient": me, "secret": key, "replay_guard": MemoryReplayGuard()}
+
+    def hmac_floor(raw: bytes) -> Any:
+        value = _core_c.decode(raw)
+        verify(value, secret=key)
+        return value
+
+    # receive:offer: the HMAC receive (a human sender) through the Receiver, against the unsafe pipeline;
+    # floor: decode and one signature check, what no receiver can skip.
+    cases.append(("receive:offer", "ajpcore", new_guards(hmac_receiver, offers), SMALL))
     cases.append(("receive:offer", "orjson", lambda count: (unsafe, offers[:count], ()), SMALL))
+    cases.append(("receive:offer", "floor", lambda count: (hmac_floor, offers[:count], ()), SMALL))
+    # receive_offer: the one-call form of the same policy (public, documented), same offers.
+    cases.append(("receive_offer:offer", "ajpcore", new_guards(hmac_receive_offer, offers), SMALL))
+    cases.append(("receive_offer:offer", "orjson", lambda count: (unsafe, offers[:count], ()), SMALL))
+
+    # receive:agent-offer: an agent's offer (Ed25519) through a Receiver whose identity cache is warm
+    # (the URL gate, the resolver, the cached declaration, the capability rule, MemoryKeyPins, one
+    # verify, the guard), against the unsafe pipeline (orjson + one verify) and the floor (decode + one
+    # ajpcore.verify: canonical signing bytes and one Ed25519 verify).
+    agent_key = Ed25519PrivateKey.from_seed(bytes(range(32)))
+    agent_id, agent_url = "provenance:domain:agent.ajpcore-bench.net", "https://agent.ajpcore-bench.net/.well-known/provenance.json"
+    declaration = _core_c.canonicalize(sign_declaration(
+        {"provenance": "0.2", "name": "Bench agent", "description": "Finds papers.", "provenance_id": agent_id,
+         "capabilities": ["read:web", "delegate:agents"], "constraints": ["no:pii"]}, agent_key))
+    agent_base = dict(base, **{"from": {"type": "agent", "provenance_id": agent_id, "declaration_url": agent_url}})
+    agent_offers: List[bytes] = []
+    for i in range(2 * sum(SMALL) + 1):
+        offer = dict(agent_base, job_id=f"{base['job_id']}_agent_{i:04d}")
+        offer["signature"] = sign(offer, private_key=agent_key)
+        agent_offers.append(orjson.dumps(offer))
+    warm, agent_offers = agent_offers[0], agent_offers[1:]
+    public = agent_key.public_key
+
+    def resolver(provenance_id: str, url: str) -> Any:
+        return declaration, url
+
+    def agent_receiver() -> Any:
+        r = ajp.Receiver(recipient=me, declarations=resolver, pins=MemoryKeyPins(), replay_guard=MemoryReplayGuard())
+        r.receive(warm, now=now)  # the identity cache is warm, as on a receiver's second offer
+        return r.receive, {"now": now}
+
+    def agent_unsafe(raw: bytes) -> Any:
+        body = orjson.loads(raw)
+        signature = body.pop("signature")
+        public.verify(base64.b64decode(signature[8:]), orjson.dumps(body, option=orjson.OPT_SORT_KEYS))
+        return body
+
+    def agent_floor(raw: bytes) -> Any:
+        value = _core_c.decode(raw)
+        verify(value, public_key=public)
+        return value
+
+    cases.append(("receive:agent-offer", "ajpcore", new_guards(agent_receiver, agent_offers), SMALL))
+    cases.append(("receive:agent-offer", "orjson", lambda count: (agent_unsafe, agent_offers[:count], ()), SMALL))
+    cases.append(("receive:agent-offer", "floor", lambda count: (agent_floor, agent_offers[:count], ()), SMALL))
     return cases
 
 
@@ -292,6 +356,10 @@ def table(result: Dict[str, Any], baseline: Optional[Dict[str, Any]] = None) -> 
     """The Markdown table: instructions per call, the ratios, and the baseline's ratio when given."""
     # orjson: canonicalize is orjson.dumps(OPT_SORT_KEYS); ssrjson: canonicalize is its unsorted dumps (a floor).
     head = "| case | ajpcore | orjson | ssrjson | ajpcore / orjson | ajpcore / ssrjson |"
+    # floor: the work no implementation can skip (the receive cases: decode and one signature check).
+    floors = any("floor" in row for row in result["cases"].values())
+    if floors:
+        head += " floor | ajpcore / floor |"
     if baseline:
         head += " baseline | change |"
     lines = [head, "|---|" + "---:|" * (head.count("|") - 2)]
@@ -303,6 +371,9 @@ def table(result: Dict[str, Any], baseline: Optional[Dict[str, Any]] = None) -> 
         ssr = row.get("ssrjson")
         cells = [case, _fmt(row["ajpcore"]), _fmt(row["orjson"]), _fmt(ssr) if ssr else "—", f"{r:.3f}",
                  f"{row['ajpcore'] / ssr:.3f}" if ssr else "—"]
+        if floors:
+            floor = row.get("floor")
+            cells += [_fmt(floor), f"{row['ajpcore'] / floor:.3f}"] if floor else ["—", "—"]
         if baseline:
             b = base.get(case)
             cells += [f"{b:.3f}" if b else "new", f"{(r / b - 1) * 100:+.1f} %" if b else "—"]

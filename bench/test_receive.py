@@ -11,8 +11,9 @@ number checks, not RFC 8785, no schema, no recipient, no replay guard).
 cached identity, the capability rule, ``MemoryKeyPins``, one Ed25519 verify, the guard);
 ``receive_offer(declaration=...)``, which verifies the declaration on every offer; the floor,
 ``decode`` plus one ``ajpcore.verify`` of the offer (canonical signing bytes and one Ed25519
-verify: what no receiver can skip; the issue's target is the cached receiver at most 1.2x
-that); and the unsafe pipeline
+verify: what no receiver can skip; issue 23's target is the cached receiver at most 1.1x
+that, counted in instructions by ``bench/callgrind.py``, case ``receive:agent-offer``); and the
+unsafe pipeline
 (orjson + one verify).  Offers are distinct pre-signed copies so the replay guard admits each.
 """
 

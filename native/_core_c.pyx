@@ -214,5 +214,6 @@ include "decoded_tree.pxi"
 include "decoder.pxi"
 include "decoder_names.pxi"  # native only: member-name caches
 include "hmac_sink.pxi"
+include "hmac_check.pxi"
 include "ed25519_checks.pxi"
 include "rfc3339.pxi"

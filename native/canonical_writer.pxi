@@ -257,14 +257,6 @@ cdef int _fail_name(Writer* w, PyObject* key, bint duplicate) except -1:
     _w_fail(w, f"Object key must be `str`, got `{type(<object>key).__qualname__}`")
 
 
-cdef inline int _put_float(Writer* w, object v) except -1:
-    """An exact float: its number text, or the refusal of a non-finite one."""
-    cdef double x = PyFloat_AS_DOUBLE(v)
-    if not isfinite(x):
-        _fail_value(w, v)
-    return _put_double(w, x)
-
-
 cdef int _put_value(Writer* w, object v) except -1:
     cdef double x
     if PyUnicode_CheckExact(v):

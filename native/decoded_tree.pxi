@@ -20,9 +20,9 @@ cdef extern from *:
     #define ajp_gc_track(o) PyObject_GC_Track(o)
     #endif
     """
-    bint ajp_gc_is_tracked(object o)
-    void ajp_gc_untrack(object o)
-    void ajp_gc_track(object o)
+    bint ajp_gc_is_tracked(PyObject* o)
+    void ajp_gc_untrack(PyObject* o)
+    void ajp_gc_track(PyObject* o)
 
 
 cdef Py_ssize_t _GC_QUIET_BYTES = 16384  # documents this large settle their containers
@@ -42,7 +42,7 @@ cdef void _settled_init(Settled* s, bint on) noexcept:
     s.cap = 0
 
 
-cdef int _settle(Settled* s, object container) except -1:
+cdef inline void _settle(Settled* s, PyObject* container, bint is_dict) noexcept:
     """A finished container of a large document leaves the collector's lists until the end.
 
     A large document creates containers by the hundred thousand, and every young
@@ -52,30 +52,37 @@ cdef int _settle(Settled* s, object container) except -1:
     ``_settled_release`` when the document is; only the open containers (at most
     ``max_depth``) stay visible meanwhile.  The strong reference kept here makes the
     release safe even when a duplicate member (``allow_duplicate_keys``) dropped the
-    container from the tree.
+    container from the tree.  Never fails: when the list of settled containers cannot
+    grow, the container simply stays tracked (the collector may scan it; nothing else
+    changes), so settling needs no error path.  A list is tracked from PyList_New on; a
+    dict only once it holds a container (CPython tracks dicts lazily), so a dict is asked.
     """
-    cdef PyObject** grown
-    if not s.on or not ajp_gc_is_tracked(container):
-        return 0
-    if s.n == s.cap:
-        grown = <PyObject**>PyMem_Realloc(s.items, (s.cap * 2 + 256) * sizeof(PyObject*))
-        if grown == NULL:
-            raise MemoryError()
-        s.items = grown
-        s.cap = s.cap * 2 + 256
+    if is_dict and not ajp_gc_is_tracked(container):  # a dict of atoms only: the collector never had it
+        return
+    if s.n == s.cap and not _settled_grow(s):
+        return
     ajp_gc_untrack(container)
-    Py_INCREF(container)
-    s.items[s.n] = <PyObject*>container
+    _incref(container)
+    s.items[s.n] = container
     s.n += 1
-    return 0
+
+
+cdef bint _settled_grow(Settled* s) noexcept:
+    """Room for more settled containers; False (and no exception) when memory is short."""
+    cdef PyObject** grown = <PyObject**>PyMem_Realloc(s.items, (s.cap * 2 + 256) * sizeof(PyObject*))
+    if grown == NULL:
+        return False
+    s.items = grown
+    s.cap = s.cap * 2 + 256
+    return True
 
 
 cdef void _settled_release(Settled* s) noexcept:
     """The document is complete: every settled container is tracked again."""
     cdef Py_ssize_t k
     for k in range(s.n):
-        if not ajp_gc_is_tracked(<object>s.items[k]):
-            ajp_gc_track(<object>s.items[k])
+        if not ajp_gc_is_tracked(s.items[k]):
+            ajp_gc_track(s.items[k])
     _settled_clear(s)
 
 
@@ -116,12 +123,24 @@ cdef extern from *:
     """
     /* A dict with room for n members (CPython's own presizing, in cpython/dictobject.h on 3.10-3.13). */
     #define ajp_dict_presized(n) _PyDict_NewPresized(n)
+    /* d[k] = v where h is hash(k), already known (-1: not computed): CPython's own insertion
+       without the hash lookup.  _PyDict_SetItem_KnownHash is in cpython/dictobject.h on
+       3.10-3.12 and exported from the internal pycore_dict.h on 3.13, declared here as there;
+       any other version (or PyPy) takes PyDict_SetItem. */
+    #if !defined(PYPY_VERSION) && PY_VERSION_HEX >= 0x030D0000 && PY_VERSION_HEX < 0x030E0000
+    PyAPI_FUNC(int) _PyDict_SetItem_KnownHash(PyObject *mp, PyObject *key, PyObject *item, Py_hash_t hash);
+    #endif
+    #if !defined(PYPY_VERSION) && PY_VERSION_HEX < 0x030E0000
+    #define ajp_dict_set_known(d, k, v, h) ((h) == -1 ? PyDict_SetItem(d, k, v) : _PyDict_SetItem_KnownHash(d, k, v, h))
+    #else
+    #define ajp_dict_set_known(d, k, v, h) PyDict_SetItem(d, k, v)
+    #endif
     """
     # New references as PyObject*: the decoder hands each one on (to the tree, to its container).
     PyObject* _dict_presized "ajp_dict_presized" (Py_ssize_t n) except NULL
     PyObject* _dict_new "PyDict_New" () except NULL
     PyObject* _list_new "PyList_New" (Py_ssize_t size) except NULL
-    int _dict_set_item "PyDict_SetItem" (PyObject* d, PyObject* k, PyObject* v)  # -1 with an exception
+    int _dict_set_known "ajp_dict_set_known" (PyObject* d, PyObject* k, PyObject* v, Py_hash_t h)  # -1 with an exception
     void _xdecref "Py_XDECREF" (PyObject* o)
     void _list_set_item "PyList_SET_ITEM" (PyObject* l, Py_ssize_t k, PyObject* v)  # steals v
 
@@ -251,11 +270,11 @@ cdef inline int _tree_open(OpenTree* t, bint is_object) except -1:
     return 0
 
 
-cdef inline int _tree_inner(OpenTree* t) noexcept:
-    """The innermost open container: 0 none, 1 an array, 2 an object."""
+cdef inline unsigned char _tree_closer(OpenTree* t) noexcept:
+    """The byte that closes the innermost open container: `}` for an object, `]` for an array, 0 for none."""
     if t.depth == 0:
         return 0
-    return 2 if t.frames[t.depth - 1].is_object else 1
+    return 0x7D if t.frames[t.depth - 1].is_object else 0x5D
 
 
 cdef PyObject* _tree_close(OpenTree* t, Settled* s) except NULL:
@@ -264,6 +283,7 @@ cdef PyObject* _tree_close(OpenTree* t, Settled* s) except NULL:
     cdef Frame* f = &t.frames[t.depth - 1]
     cdef Py_ssize_t base = f.base, count = t.n - base, k
     cdef PyObject** v = t.vals + base
+    cdef Py_hash_t* hashes = t.hashes + base  # hashes[k]: hash(v[k]) for each name (parse_key)
     cdef PyObject* seen = f.seen
     cdef PyObject* container
     if not f.is_object:
@@ -275,7 +295,7 @@ cdef PyObject* _tree_close(OpenTree* t, Settled* s) except NULL:
         container = _dict_presized(count >> 1)
         t.n = base  # the members leave the stack: each pair is dropped once the dict has it
         for k in range(0, count, 2):
-            if _dict_set_item(container, v[k], v[k + 1]) < 0:
+            if _dict_set_known(container, v[k], v[k + 1], hashes[k]) < 0:
                 for k in range(k, count):  # the pairs the dict does not have
                     _decref(v[k])
                 _decref(container)
@@ -286,18 +306,8 @@ cdef PyObject* _tree_close(OpenTree* t, Settled* s) except NULL:
         _xdecref(seen)
     t.depth -= 1
     if s.on:
-        _settle_owned(s, container)
+        _settle(s, container, f.is_object)
     return container
-
-
-cdef int _settle_owned(Settled* s, PyObject* container) except -1:
-    """``_settle`` of a container only the caller's reference holds (dropped if that fails)."""
-    try:
-        _settle(s, <object>container)
-    except MemoryError:
-        _decref(container)
-        raise
-    return 0
 
 
 cdef list _tree_path(OpenTree* t):

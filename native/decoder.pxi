@@ -37,7 +37,6 @@ cdef extern from "math.h":
     bint isinf(double x) nogil
 
 cdef extern from "decoder_scan.h":
-    Py_ssize_t _scan_plain "ajpcore_scan_plain" (const unsigned char* p, Py_ssize_t i, Py_ssize_t n) nogil
     ctypedef struct ajpcore_str_scan:
         Py_ssize_t end
         Py_ssize_t length
@@ -51,13 +50,15 @@ cdef extern from "decoder_scan.h":
         AJPCORE_STR_BAD_ESCAPE
         AJPCORE_STR_SURROGATE
         AJPCORE_STR_NONCHAR
-    int _scan_string "ajpcore_scan_string" (const unsigned char* p, Py_ssize_t first, Py_ssize_t i, Py_ssize_t n, ajpcore_str_scan* r) nogil
-    void _fill_ucs1 "ajpcore_fill_ucs1" (const unsigned char* p, const unsigned char* end, void* o, Py_ssize_t length) nogil
-    void _fill_ucs2 "ajpcore_fill_ucs2" (const unsigned char* p, const unsigned char* end, void* o, Py_ssize_t length) nogil
-    void _fill_ucs4 "ajpcore_fill_ucs4" (const unsigned char* p, const unsigned char* end, void* o, Py_ssize_t length) nogil
     Py_ssize_t _scan_name "ajpcore_scan_name" (const unsigned char* p, Py_ssize_t i, Py_ssize_t n, unsigned long long* h) nogil
+    Py_ssize_t _short_name "ajpcore_short_name" (const unsigned char* p, Py_ssize_t i, Py_ssize_t n, unsigned long long* w) nogil
     bint _same_bytes "ajpcore_same_bytes" (const unsigned char* a, const unsigned char* b, Py_ssize_t n) nogil
     Py_ssize_t _text_name "ajpcore_text_name" (const unsigned char* p, Py_ssize_t body, Py_ssize_t i, Py_ssize_t n, Py_ssize_t max, unsigned long long* h) nogil
+
+cdef extern from "decoder_utf8_write.h":  # includes decoder_utf8.h
+    void _utf8_init "ajpcore_utf8_init" ()
+    Py_ssize_t _scan_plain_any "ajpcore_scan_plain_any" (const unsigned char* p, Py_ssize_t i, Py_ssize_t n) nogil
+    PyObject* _text_str "ajpcore_text_str" (const unsigned char* p, Py_ssize_t first, Py_ssize_t i, Py_ssize_t n, ajpcore_str_scan* r, int* status)
 
 cdef extern from "decoder_numbers.h":
     enum:
@@ -65,7 +66,7 @@ cdef extern from "decoder_numbers.h":
         AJPCORE_POW5_MAX
     unsigned long long ajpcore_pow5_128[651][2]  # AJPCORE_POW5_MAX - AJPCORE_POW5_MIN + 1
     int _parse_double "ajpcore_parse_double" (const unsigned char* p, Py_ssize_t i, Py_ssize_t end, double* out) nogil
-    Py_ssize_t _scan_small_number "ajpcore_scan_small_number" (const unsigned char* p, Py_ssize_t i, Py_ssize_t n, long long* out, double* fout, int* is_float) nogil
+    Py_ssize_t _scan_number "ajpcore_scan_number" (const unsigned char* p, Py_ssize_t i, Py_ssize_t n, long long* out, double* fout, int* is_float) nogil
     bint _literal_at "ajpcore_literal_at" (const unsigned char* p, const char* word, Py_ssize_t size) nogil
 
 
@@ -94,14 +95,41 @@ _init_pow5_128()
 # Per byte: 1 = JSON whitespace (RFC 8259 §2).
 cdef unsigned char _IS_WS[256]
 
+# Per byte: what a value that starts with it is (RFC 8259 §3), or whitespace.  One table
+# lookup and a switch pick the reader, where a chain of comparisons tested the value kinds
+# one after the other.
+cdef enum:
+    _V_NONE = 0
+    _V_STRING = 1
+    _V_NUMBER = 2
+    _V_OBJECT = 3
+    _V_ARRAY = 4
+    _V_TRUE = 5
+    _V_FALSE = 6
+    _V_NULL = 7
+    _V_SPACE = 8
+
+cdef unsigned char _VALUE_KIND[256]
+
 
 cdef void _init_decode_tables():
     cdef int c
     for c in range(256):
         _IS_WS[c] = 1 if (c == 0x20 or c == 0x09 or c == 0x0A or c == 0x0D) else 0
+        _VALUE_KIND[c] = _V_SPACE if _IS_WS[c] else _V_NONE
+    _VALUE_KIND[0x22] = _V_STRING
+    _VALUE_KIND[0x2D] = _V_NUMBER
+    for c in range(0x30, 0x3A):
+        _VALUE_KIND[c] = _V_NUMBER
+    _VALUE_KIND[0x7B] = _V_OBJECT
+    _VALUE_KIND[0x5B] = _V_ARRAY
+    _VALUE_KIND[0x74] = _V_TRUE
+    _VALUE_KIND[0x66] = _V_FALSE
+    _VALUE_KIND[0x6E] = _V_NULL
 
 
 _init_decode_tables()
+_utf8_init()
 
 cdef long long _INT_DIGITS_SAFE = 15
 
@@ -144,67 +172,71 @@ cdef object _parse(Parser* self):
     cdef const unsigned char* p = self.p
     cdef Py_ssize_t n = self.n
     cdef Py_ssize_t i = 0
-    cdef unsigned char c
+    cdef unsigned char c, kind
     cdef bint array_opened = False  # the value may also be the `]` of an array just opened
-    cdef int inner = 0  # the innermost open container: 0 none, 1 an array, 2 an object
+    cdef unsigned char closer = 0  # the byte that closes the innermost open container (`]`, `}`), 0 at the top
     cdef PyObject* v = NULL  # the value just read: a new reference, until the tree or the caller takes it
     cdef OpenTree* t = &self.tree
     if n >= 3 and p[0] == 0xEF and p[1] == 0xBB and p[2] == 0xBF:
         # RFC 8259 §8.1: implementations MUST NOT add a byte order mark.
         _fail(self, "byte order mark is not allowed", 0)
     while True:
-        # A value starts here.
-        i = _skip_ws(p, i, n)
+        # A value starts here (whitespace first only where there is some).
         if i >= n:
             _eof(self)
-        c = p[i]
-        if c == 0x22:
+        kind = _VALUE_KIND[p[i]]
+        if kind == _V_SPACE:
+            i = _skip_ws(p, i, n)
+            if i >= n:
+                _eof(self)
+            kind = _VALUE_KIND[p[i]]
+        if kind == _V_STRING:
             v = _parse_string(self, i)
             i = self.i
-        elif c == 0x7B:
+        elif kind == _V_NUMBER:
+            v = _parse_number(self, i)
+            i = self.i
+        elif kind == _V_OBJECT:
             if t.depth >= self.max_depth:
-                _fail(self, f"nesting deeper than {<object>self.max_depth_shown}", i)
+                _fail_depth(self, i)
             i = _skip_ws(p, i + 1, n)
             if i < n and p[i] == 0x7D:
                 v = _dict_new()
                 i += 1
             else:
                 _tree_open(t, True)
-                inner = 2
-                i = _parse_key(self, i, "expected a member name or `}`")
+                closer = 0x7D
+                i = _parse_key(self, i, True)
                 array_opened = False
                 continue
-        elif c == 0x5B:
+        elif kind == _V_ARRAY:
             if t.depth >= self.max_depth:
-                _fail(self, f"nesting deeper than {<object>self.max_depth_shown}", i)
+                _fail_depth(self, i)
             i = _skip_ws(p, i + 1, n)
             if i < n and p[i] == 0x5D:
                 v = _list_new(0)
                 if self.settled.on:
-                    _settle_owned(&self.settled, v)
+                    _settle(&self.settled, v, False)
                 i += 1
             else:
                 _tree_open(t, False)
-                inner = 1
+                closer = 0x5D
                 array_opened = True
                 continue
-        elif c == 0x2D or 0x30 <= c <= 0x39:
-            v = _parse_number(self, i)
-            i = self.i
-        elif c == 0x74:
+        elif kind == _V_TRUE:
             i = _parse_literal(self, i, b"true", 4)
             v = _own(True)
-        elif c == 0x66:
+        elif kind == _V_FALSE:
             i = _parse_literal(self, i, b"false", 5)
             v = _own(False)
-        elif c == 0x6E:
+        elif kind == _V_NULL:
             i = _parse_literal(self, i, b"null", 4)
             v = _own(None)
         else:
             _fail(self, "expected a value or `]`" if array_opened else "expected a value", i)
         # The value is complete: hand it to its container, close what ends here.
         while True:
-            if inner == 0:
+            if closer == 0:
                 i = _skip_ws(p, i, n)
                 if i != n:
                     _decref(v)
@@ -214,58 +246,96 @@ cdef object _parse(Parser* self):
                 _decref(v)
                 return value
             _tree_push(t, v)
-            i = _skip_ws(p, i, n)
             if i >= n:
                 _eof(self)
             c = p[i]
-            if inner == 1:
-                if c == 0x2C:
-                    i += 1
-                    array_opened = False
-                    break
-                if c == 0x5D:
-                    i += 1
-                    v = _tree_close(t, &self.settled)
-                    inner = _tree_inner(t)
-                    continue
-                _fail(self, "expected `,` or `]`", i)
+            if _IS_WS[c]:
+                i = _skip_ws(p, i, n)
+                if i >= n:
+                    _eof(self)
+                c = p[i]
             if c == 0x2C:
-                i = _parse_key(self, i + 1, "expected a member name")
+                i += 1
+                if closer == 0x7D:
+                    i = _parse_key(self, i, False)
                 array_opened = False
                 break
-            if c == 0x7D:
+            if c == closer:
                 i += 1
                 v = _tree_close(t, &self.settled)
-                inner = _tree_inner(t)
+                closer = _tree_closer(t)
                 continue
-            _fail(self, "expected `,` or `}`", i)
+            _fail(self, "expected `,` or `]`" if closer == 0x5D else "expected `,` or `}`", i)
 
 
-cdef Py_ssize_t _parse_key(Parser* self, Py_ssize_t i, str expect) except -1:
-    """Read `"name" :` of a member of the innermost object; return the position after the colon."""
+cdef int _fail_depth(Parser* self, Py_ssize_t i) except -1:
+    return _fail(self, f"nesting deeper than {<object>self.max_depth_shown}", i)
+
+
+cdef inline Py_ssize_t _parse_key(Parser* self, Py_ssize_t i, bint first) except -1:
+    """Read `"name" :` of a member of the innermost object (``first``: right after its `{`);
+    return the position after the colon.
+
+    Inline, the usual member: a short ASCII name the cache holds, right where it starts and
+    followed by its colon, whose hash bit no earlier name of its object has set (so no
+    duplicate).  Every other case, and every refusal, is _parse_member_name from the same
+    ``i``: nothing here changes any state before the member is known to be the usual one.
+    """
+    cdef const unsigned char* p = self.p
+    cdef OpenTree* t = &self.tree
+    cdef Py_ssize_t size
+    cdef unsigned long long w[2]
+    cdef unsigned long long bit
+    cdef KeyEntry* e
+    cdef Frame* f
+    if i < self.n and p[i] == 0x22 and t.n < t.cap and not self.allow_duplicate_keys:
+        size = _short_name(p, i + 1, self.n, w)
+        if size >= 0:
+            e = _short_entry(w)
+            if e.w0 == w[0] and e.w1 == w[1] and e.size == size and i + size + 2 < self.n and p[i + size + 2] == 0x3A:
+                f = &t.frames[t.depth - 1]
+                bit = 1ULL << (<unsigned long long>e.hash & 63)
+                if f.seen == NULL and t.n - f.base < 2 * _LINEAR_NAMES and not (f.names & bit):
+                    f.names |= bit
+                    _incref(e.name)
+                    t.vals[t.n] = e.name
+                    t.hashes[t.n] = e.hash
+                    t.n += 1
+                    return i + size + 3
+        elif size < 0:
+            return _parse_member_name(self, i, first, False)  # at the quote, and no short name
+    return _parse_member_name(self, i, first, True)
+
+
+cdef Py_ssize_t _parse_member_name(Parser* self, Py_ssize_t i, bint first, bint maybe_short) except -1:
+    """``parse_key`` in full: whitespace, every kind of name, the duplicate check, the refusals.
+    ``maybe_short`` false: ``i`` is the name's opening quote and ajpcore_short_name already
+    found no short name there (the inline path looked), so it is not looked for again."""
     cdef const unsigned char* p = self.p
     cdef Py_ssize_t n = self.n
-    cdef Py_ssize_t start, k
+    cdef Py_ssize_t start, size
     cdef Py_hash_t h
-    cdef unsigned long long name_hash, bit
+    cdef unsigned long long bit
+    cdef unsigned long long w[2]
     cdef OpenTree* t = &self.tree
     cdef Frame* f
     cdef PyObject* key  # a strong reference, handed to the tree
-    i = _skip_ws(p, i, n)
-    if i >= n:
-        _eof(self)
-    if p[i] != 0x22:
-        _fail(self, expect, i)
+    if i >= n or p[i] != 0x22:
+        i = _skip_ws(p, i, n)
+        if i >= n:
+            _eof(self)
+        if p[i] != 0x22:
+            _fail(self, "expected a member name or `}`" if first else "expected a member name", i)
     if t.n == t.cap:  # room first: once the name exists, nothing fails before the tree owns it
         _tree_grow(t)
     start = i
-    i = _scan_name(p, start + 1, n, &name_hash)
-    if i < n and p[i] == 0x22:
-        # Plain ASCII: from the name cache, with its hash.
-        key = _ascii_key(p + start + 1, i - start - 1, name_hash, &h)
-        i += 1
+    size = _short_name(p, start + 1, n, w) if maybe_short else -1
+    if size >= 0:
+        # Plain ASCII of at most 15 bytes: from the name cache, by its bytes.
+        key = _short_key(w, size, p + start + 1, &h)
+        i = start + size + 2
     else:
-        key = _text_key(self, start, i, &h)
+        key = _other_key(self, start, &h)
         i = self.i
     # RFC 7493 §2.3: member names MUST be unique (compared after unescaping).
     t.vals[t.n] = key
@@ -277,15 +347,14 @@ cdef Py_ssize_t _parse_key(Parser* self, Py_ssize_t i, str expect) except -1:
             # this hash is set by one of them.
             bit = 1ULL << (<unsigned long long>h & 63)
             if f.names & bit:
-                for k in range(f.base, t.n, 2):
-                    if t.hashes[k] == h and (t.vals[k] == key or _same_str(t.vals[k], key)):
-                        t.n += 1  # the tree owns the name: the refusal drops it
-                        _fail(self, _duplicate_reason(<object>key), start)
+                _linear_duplicate(self, f, start)
             f.names |= bit
         elif _tree_indexed_duplicate(t, <object>key):
             t.n += 1
             _fail(self, _duplicate_reason(<object>key), start)
     t.n += 1
+    if i < n and p[i] == 0x3A:
+        return i + 1
     i = _skip_ws(p, i, n)
     if i >= n:
         _eof(self)
@@ -294,11 +363,29 @@ cdef Py_ssize_t _parse_key(Parser* self, Py_ssize_t i, str expect) except -1:
     return i + 1
 
 
-cdef Py_ssize_t _parse_literal(Parser* self, Py_ssize_t i, const char* word, Py_ssize_t size) except -1:
+cdef int _linear_duplicate(Parser* self, Frame* f, Py_ssize_t start) except -1:
+    """Refuse the name on top of the tree if one of the object's earlier names equals it."""
+    cdef OpenTree* t = &self.tree
+    cdef PyObject* key = t.vals[t.n]
+    cdef Py_hash_t h = t.hashes[t.n]
     cdef Py_ssize_t k
+    for k in range(f.base, t.n, 2):
+        if t.hashes[k] == h and (t.vals[k] == key or _same_str(t.vals[k], key)):
+            t.n += 1  # the tree owns the name: the refusal drops it
+            _fail(self, _duplicate_reason(<object>key), start)
+    return 0
+
+
+cdef inline Py_ssize_t _parse_literal(Parser* self, Py_ssize_t i, const char* word, Py_ssize_t size) except -1:
     if i + size <= self.n and _literal_at(self.p + i, word, size):
         return i + size
-    for k in range(1, size):  # a refusal: the first byte that differs, or the end
+    return _literal_refusal(self, i, word, size)
+
+
+cdef Py_ssize_t _literal_refusal(Parser* self, Py_ssize_t i, const char* word, Py_ssize_t size) except -1:
+    """The refusal of a literal that is not ``word``: at its first byte that differs, or at the end."""
+    cdef Py_ssize_t k
+    for k in range(1, size):
         if i + k >= self.n:
             _eof(self)
         if self.p[i + k] != <unsigned char>word[k]:
@@ -306,7 +393,7 @@ cdef Py_ssize_t _parse_literal(Parser* self, Py_ssize_t i, const char* word, Py_
     return i + size
 
 cdef int _string_error(Parser* self, int status, ajpcore_str_scan* r) except -1:
-    """Raise the DecodeError for a string ``_scan_string`` refused."""
+    """Raise the DecodeError for a string ``_text_str`` refused."""
     cdef Py_ssize_t at = r.end
     if status == AJPCORE_STR_EOF:
         return _eof(self)
@@ -324,7 +411,7 @@ cdef int _string_error(Parser* self, int status, ajpcore_str_scan* r) except -1:
 cdef inline PyObject* _parse_string(Parser* self, Py_ssize_t start) except NULL:
     """Read the string whose opening quote is at ``start`` (a new reference); leave ``self.i`` after it."""
     cdef const unsigned char* p = self.p
-    cdef Py_ssize_t i = _scan_plain(p, start + 1, self.n)
+    cdef Py_ssize_t i = _scan_plain_any(p, start + 1, self.n)
     cdef Py_ssize_t size
     cdef PyObject* s
     if i < self.n and p[i] == 0x22:
@@ -334,30 +421,23 @@ cdef inline PyObject* _parse_string(Parser* self, Py_ssize_t start) except NULL:
         s = _unicode_new(size, 127)
         memcpy(_ascii_data(s), p + start + 1, size)
         return s
-    return _own(_parse_text(self, start, i))
+    return _parse_text(self, start, i)
 
-cdef object _parse_text(Parser* self, Py_ssize_t start, Py_ssize_t i):
-    """The rest of ``parse_string`` from ``i``, its first byte that is not plain ASCII."""
-    cdef const unsigned char* p = self.p
+cdef PyObject* _parse_text(Parser* self, Py_ssize_t start, Py_ssize_t i) except NULL:
+    """The rest of ``parse_string`` from ``i``, its first byte that is not plain ASCII (a new reference)."""
     cdef ajpcore_str_scan r
-    cdef int status, kind
-    cdef object s
-    # Escapes or non-ASCII text: check it all once, then build the str at its final
-    # length and kind straight from the bytes (see ajpcore_scan_string).
+    cdef int status
+    # Escapes or non-ASCII text: checked once, then the str is made at its final length and
+    # kind and written straight from the bytes (ajpcore_text_str: decoder_scan.h, and
+    # decoder_utf8.h / decoder_utf8_write.h at the avx2 level).
     r.length = 0   # string_error always raises; set so gcc sees no uninitialized read
     r.maxchar = 0
-    status = _scan_string(p, start + 1, i, self.n, &r)
-    if status != AJPCORE_STR_OK:
+    cdef PyObject* s = _text_str(self.p, start + 1, i, self.n, &r, &status)
+    if s == NULL:
+        if status == AJPCORE_STR_OK:
+            raise MemoryError()
         _string_error(self, status, &r)
     self.i = r.end + 1
-    s = PyUnicode_New(r.length, r.maxchar)
-    kind = PyUnicode_KIND(s)
-    if kind == PyUnicode_1BYTE_KIND:
-        _fill_ucs1(p + start + 1, p + r.end, PyUnicode_DATA(s), r.length)
-    elif kind == PyUnicode_2BYTE_KIND:
-        _fill_ucs2(p + start + 1, p + r.end, PyUnicode_DATA(s), r.length)
-    else:
-        _fill_ucs4(p + start + 1, p + r.end, PyUnicode_DATA(s), r.length)
     return s
 
 cdef inline PyObject* _parse_number(Parser* self, Py_ssize_t start) except NULL:
@@ -365,9 +445,9 @@ cdef inline PyObject* _parse_number(Parser* self, Py_ssize_t start) except NULL:
     cdef long long v
     cdef double x
     cdef int is_float = 0
-    cdef Py_ssize_t end = _scan_small_number(self.p, start, self.n, &v, &x, &is_float)
+    cdef Py_ssize_t end = _scan_number(self.p, start, self.n, &v, &x, &is_float)
     if end >= 0:
-        # The usual int or plain fraction (at most 15 digits): read in one pass, what
+        # The usual int or float (see ajpcore_scan_number): read in one pass, what
         # parse_any_number gives.
         self.i = end
         if is_float:

@@ -149,120 +149,243 @@ static int ajpcore_parse_double(const unsigned char *p, Py_ssize_t i, Py_ssize_t
     return ajpcore_double_of(w, q, negative, out);
 }
 
-/* Whether p[0:8) are eight ASCII digits; if so *value is their decimal value, p[0] the most
-   significant (the SWAR test and conversion of Lemire's fast_float, three multiplies).  The
-   per-digit loops below take eight at a time where they can; AJPCORE_NO_SIMD keeps them one
-   by one. */
-static inline int ajpcore_eight_digits(const unsigned char *p, uint64_t *value) {
-#if defined(AJPCORE_NO_SIMD)
-    (void)p;
-    (void)value;
-    return 0;
+/* Digit runs.  A number's int part, fraction and exponent are each one run of ASCII digits:
+   its length is found first (sixteen bytes a step where SSE2 is there), then its value from
+   whole 8-byte words, each converted by the SWAR method of D. Lemire, "Number Parsing at a
+   Gigabyte per Second" (Software: Practice and Experience 51(8), 2021, §7): the eight
+   digit values of one word are paired into two-digit, then four-digit, then one eight-digit
+   value by three multiplies.  A build with AJPCORE_NO_SIMD reads them byte by byte: the
+   plain reference every other level is tested against. */
+
+#if !defined(AJPCORE_NO_SIMD)
+#define AJPCORE_SWAR_DIGITS 1
 #else
+#define AJPCORE_SWAR_DIGITS 0
+#endif
+
+static const uint64_t ajpcore_pow10_u64[20] = {
+    1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL, 10000000ULL, 100000000ULL,
+    1000000000ULL, 10000000000ULL, 100000000000ULL, 1000000000000ULL, 10000000000000ULL,
+    100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL, 100000000000000000ULL,
+    1000000000000000000ULL, 10000000000000000000ULL,
+};
+
+/* How many ASCII digits start at p[i] (0 when p[i] is none or i >= n). */
+static inline Py_ssize_t ajpcore_digit_run(const unsigned char *p, Py_ssize_t i, Py_ssize_t n) {
+    Py_ssize_t start = i;
+#if AJP_BUILD_SSE2
+    /* A byte is a digit iff (b - 0x30) is 0..9 unsigned, i.e. (b - 0xB0) as a signed byte is
+       -128..-119: one subtraction and one signed compare per sixteen bytes. */
+    while (i + 16 <= n) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(p + i));
+        unsigned int digits = (unsigned int)_mm_movemask_epi8(
+            _mm_cmplt_epi8(_mm_sub_epi8(v, _mm_set1_epi8((char)0xB0)), _mm_set1_epi8(-118)));
+        if (digits != 0xFFFFu)
+            return i - start + __builtin_ctz(~digits);
+        i += 16;
+    }
+#endif
+    while (i < n && p[i] - 0x30u < 10u)
+        i++;
+    return i - start;
+}
+
+#if AJPCORE_SWAR_DIGITS
+/* The eight bytes at p as a word, p[0] in its low byte whatever the byte order. */
+static inline uint64_t ajpcore_load_le64(const unsigned char *p) {
     uint64_t w;
     memcpy(&w, p, 8);
 #if !PY_LITTLE_ENDIAN
     w = __builtin_bswap64(w);
 #endif
-    if (((w & 0xF0F0F0F0F0F0F0F0ULL) | (((w + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) >> 4))
-        != 0x3333333333333333ULL)
-        return 0;
-    w -= 0x3030303030303030ULL;
-    w = (w * 10) + (w >> 8);
-    w = (((w & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32)))
-         + (((w >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >> 32;
-    *value = w;
-    return 1;
-#endif
+    return w;
 }
 
-/* A number at p[i..n) whose int part is "0" or 1-9 then at most 14 more digits (either
-   after a '-'): an int that no fraction, exponent or further digit follows, its value
-   (below 2^53) into *out; or, with a fraction and/or exponent the JSON grammar accepts,
-   float(text) into *fout (*is_float = 1): w / 10^k for at most 15 digits and no exponent
-   (one correctly rounded division of two exact doubles), else the rest of the literal read
-   in the same pass and ajpcore_double_of, what ajpcore_parse_double gives.
-   Returns the position after it; else -1, and the full number reader decides (errors,
-   longer ints and undecided doubles included). */
-static inline Py_ssize_t ajpcore_scan_small_number(const unsigned char *p, Py_ssize_t i, Py_ssize_t n, long long *out,
-                                                   double *fout, int *is_float) {
-    Py_ssize_t first, frac;
+/* The decimal value of eight digit values (0..9, the most significant in the low byte). */
+static inline uint64_t ajpcore_swar8(uint64_t w) {
+    w = w * 10 + (w >> 8);  /* byte 2k: the two-digit value of bytes 2k, 2k+1 */
+    return (((w & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32)))
+            + (((w >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >> 32;
+}
+#endif
+
+/* The value of the k digits at p[0..k), 1 <= k <= 19 (so below 10^19 < 2^64); the bytes
+   p[0..avail) are inside the buffer (avail >= k). */
+static inline uint64_t ajpcore_digits_value(const unsigned char *p, Py_ssize_t k, Py_ssize_t avail) {
+    uint64_t v = 0;
+#if AJPCORE_SWAR_DIGITS
+    const uint64_t zeros = 0x3030303030303030ULL;
+    if (k > 3 && avail >= ((k + 7) & ~(Py_ssize_t)7)) {  /* every word read is inside the buffer;
+                                                           up to 3 digits the plain loop is shorter */
+        /* The last (or only) word: its digits move to the top bytes, the low ones become
+           leading zeros, and what follows the run goes out at the top (a borrow of the
+           subtraction only moves upwards, from a byte after the run).  Unrolled for the
+           three word counts a run of at most 19 digits has. */
+        unsigned int top = (unsigned int)k;
+        if (top <= 8)
+            return ajpcore_swar8((ajpcore_load_le64(p) - zeros) << (8 * (8 - top)));
+        v = ajpcore_swar8(ajpcore_load_le64(p) - zeros);
+        if (top > 16) {
+            v = v * 100000000 + ajpcore_swar8(ajpcore_load_le64(p + 8) - zeros);
+            return v * ajpcore_pow10_u64[top - 16] + ajpcore_swar8((ajpcore_load_le64(p + 16) - zeros) << (8 * (24 - top)));
+        }
+        return v * ajpcore_pow10_u64[top - 8] + ajpcore_swar8((ajpcore_load_le64(p + 8) - zeros) << (8 * (16 - top)));
+    }
+#else
+    (void)avail;
+#endif
+    for (; k > 0; k--, p++)
+        v = v * 10 + (uint64_t)(p[0] - 0x30u);
+    return v;
+}
+
+#if AJP_BUILD_SSE2
+/* Bit k set when p[k] is an ASCII digit, k < 32 (the test of ajpcore_digit_run). */
+static inline uint64_t ajpcore_digits32(const unsigned char *p) {
+    const __m128i bias = _mm_set1_epi8((char)0xB0), top = _mm_set1_epi8(-118);
+    __m128i a = _mm_loadu_si128((const __m128i *)p), b = _mm_loadu_si128((const __m128i *)(p + 16));
+    uint64_t lo = (unsigned int)_mm_movemask_epi8(_mm_cmplt_epi8(_mm_sub_epi8(a, bias), top));
+    uint64_t hi = (unsigned int)_mm_movemask_epi8(_mm_cmplt_epi8(_mm_sub_epi8(b, bias), top));
+    return lo | (hi << 16);
+}
+
+/* ajpcore_scan_number from p[i] (after the sign) when p[i..i+AJPCORE_NUMBER_WINDOW) is inside
+   the buffer: one mask of the next 32 bytes gives the int part's and the fraction's lengths,
+   and no read needs a bounds check (the furthest: a 19-digit fraction's words from i + 20,
+   to i + 44; an exponent's 8 digits from i + 33, to i + 42).  Decides exactly what the general
+   path decides: every literal it leaves (-1) the general path leaves to the full reader too
+   (a run reaching the mask's end is longer than 19 significant digits allow). */
+#define AJPCORE_NUMBER_WINDOW 64
+static inline Py_ssize_t ajpcore_scan_number_window(const unsigned char *p, Py_ssize_t i, int negative,
+                                                    long long *out, double *fout, int *is_float) {
+    uint64_t nondigit = ~ajpcore_digits32(p + i);  /* bits 32..63 set: the mask's end stops every run */
+    Py_ssize_t run = __builtin_ctzll(nondigit), fraction;
+    uint64_t w;
+    int64_t q = 0;
+    unsigned int c;
+    if (run == 0 || run > 19 || (run > 1 && p[i] == '0'))
+        return -1;
+    w = ajpcore_digits_value(p + i, run, AJPCORE_NUMBER_WINDOW);
+    c = p[i + run];
+    if (c != '.' && (c | 0x20) != 'e') {
+        if (run > 18)
+            return -1;
+        if (w > 9007199254740991ULL) {
+            double x = (double)(long long)w;
+            if (!(x < 9.2e18 && (long long)x == (long long)w))
+                return -1;
+        }
+        *out = negative ? -(long long)w : (long long)w;
+        return i + run;
+    }
+    if (c == '.') {
+        fraction = __builtin_ctzll(nondigit >> (run + 1));
+        if (fraction == 0 || fraction > 19 || run + 1 + fraction >= 32)
+            return -1;
+        if (w == 0)
+            w = ajpcore_digits_value(p + i + run + 1, fraction, AJPCORE_NUMBER_WINDOW);
+        else if (run + fraction <= 19)
+            w = w * ajpcore_pow10_u64[fraction]
+                + ajpcore_digits_value(p + i + run + 1, fraction, AJPCORE_NUMBER_WINDOW);
+        else
+            return -1;
+        q = -(int64_t)fraction;
+        i += run + 1 + fraction;
+    } else {
+        i += run;
+    }
+    if ((p[i] | 0x20) == 'e') {
+        int eneg = 0, digits = 0;
+        int64_t e = 0;
+        i++;
+        if (p[i] == '+' || p[i] == '-') {
+            eneg = p[i] == '-';
+            i++;
+        }
+        for (; p[i] - 0x30u < 10u; i++) {
+            if (++digits > 8)
+                return -1;  /* AJPCORE_EXPONENT_LIMIT or more: never truncated */
+            e = e * 10 + (p[i] - 0x30u);
+        }
+        if (digits == 0)
+            return -1;
+        q += eneg ? -e : e;
+    }
+    if (!ajpcore_double_of(w, q, negative, fout))
+        return -1;
+    *is_float = 1;
+    return i;
+}
+#endif
+
+/* The number at p[i..n) (p[i] is '-' or a digit) when it is one of the usual ones, read in
+   one pass: an int of at most 18 digits that is below 2^53 or its own double (what the full
+   reader accepts without Python ints), into *out; or, with a fraction and/or an exponent,
+   float(text) (at most 19 significant digits, an exponent of at most 8 digits; Clinger or
+   Eisel-Lemire through ajpcore_double_of) into *fout with *is_float = 1.  Returns the
+   position after it; else -1, and the full number reader decides (every refusal, leading
+   zeros, longer literals, results that need the exact reader). */
+static inline Py_ssize_t ajpcore_scan_number(const unsigned char *p, Py_ssize_t i, Py_ssize_t n, long long *out,
+                                             double *fout, int *is_float) {
     int negative = 0;
-    long long v;
-    uint64_t w, eight;
+    Py_ssize_t run, fraction;
+    uint64_t w;
     int64_t q = 0;
     if (p[i] == '-') {
         negative = 1;
-        if (++i >= n) return -1;
+        i++;
     }
-    first = i;
-    if ((unsigned)(p[i] - '0') > 9u) return -1;
-    v = p[i++] - '0';
-    if (v != 0) {
-        while (i < n && (unsigned)(p[i] - '0') <= 9u) {
-            if (i - first >= 15) return -1;
-            v = v * 10 + (p[i++] - '0');
-        }
-    }
+#if AJP_BUILD_SSE2
+    if (i + AJPCORE_NUMBER_WINDOW <= n)
+        return ajpcore_scan_number_window(p, i, negative, out, fout, is_float);
+#endif
+    run = ajpcore_digit_run(p, i, n);
+    if (run == 0 || run > 19 || (run > 1 && p[i] == '0'))
+        return -1;
+    w = ajpcore_digits_value(p + i, run, n - i);
+    i += run;
     if (i >= n || (p[i] != '.' && (p[i] | 0x20) != 'e')) {
-        if (i < n && (unsigned)(p[i] - '0') <= 9u) return -1;  /* a leading zero */
-        *out = negative ? -v : v;
+        /* An int: below 2^53, or (the int rule's first case) the literal is its own double. */
+        if (run > 18)
+            return -1;
+        if (w > 9007199254740991ULL) {
+            double x = (double)(long long)w;  /* correctly rounded, as float(int) is */
+            if (!(x < 9.2e18 && (long long)x == (long long)w))
+                return -1;
+        }
+        *out = negative ? -(long long)w : (long long)w;
         return i;
     }
-    w = (uint64_t)v;
     if (p[i] == '.') {
-        frac = ++i;
-        if (i + 8 <= n && i + 8 - first <= 16 && ajpcore_eight_digits(p + i, &eight)) {
-            v = v * 100000000 + (long long)eight;  /* still at most 15 digits */
-            i += 8;
-        }
-        while (i < n && (unsigned)(p[i] - '0') <= 9u && i - first < 16) /* 15 digits, and the '.' */
-            v = v * 10 + (p[i++] - '0');
-        if (i == frac) return -1;  /* no digit after the '.' */
-        if (i >= n || ((unsigned)(p[i] - '0') > 9u && (p[i] | 0x20) != 'e')) {
-            double d = (double)v / ajpcore_exact_pow10[i - frac];
-            *fout = negative ? -d : d;
-            *is_float = 1;
-            return i;
-        }
-        /* More fraction digits and/or an exponent: read on in the same pass, as
-           ajpcore_parse_double would (each fraction digit shifts q; leading zeros are not
-           significant; a 20th significant digit leaves it to the full reader). */
-        w = (uint64_t)v;
-        q = -(int64_t)(i - frac);
-        /* Eight at a time while w < 10^11: w stays below 10^19, so no 20th significant digit
-           can be among them (w only grows as digits are appended). */
-        while (i + 8 <= n && w < 100000000000ULL && ajpcore_eight_digits(p + i, &eight)) {
-            w = w * 100000000 + eight;
-            q -= 8;
-            i += 8;
-        }
-        while (i < n && (unsigned)(p[i] - '0') <= 9u) {
-            unsigned int digit = p[i++] - '0';
-            q--;
-            if (w == 0 && digit == 0)
-                continue;
-            if (w >= 1000000000000000000ULL)
-                return -1;  /* a 20th significant digit */
-            w = w * 10 + digit;
-        }
+        fraction = ajpcore_digit_run(p, ++i, n);
+        if (fraction == 0 || fraction > 19)
+            return -1;
+        if (w == 0)  /* "0.": the fraction's leading zeros are not significant */
+            w = ajpcore_digits_value(p + i, fraction, n - i);
+        else if (run + fraction <= 19)
+            w = w * ajpcore_pow10_u64[fraction] + ajpcore_digits_value(p + i, fraction, n - i);
+        else
+            return -1;  /* a 20th significant digit: the exact reader */
+        q = -(int64_t)fraction;
+        i += fraction;
     }
     if (i < n && (p[i] | 0x20) == 'e') {
         int eneg = 0;
-        int64_t e = 0;
+        int64_t e;
         if (++i < n && (p[i] == '+' || p[i] == '-')) {
             eneg = p[i] == '-';
             i++;
         }
-        if (i >= n || (unsigned)(p[i] - '0') > 9u) return -1;  /* no exponent digit */
-        while (i < n && (unsigned)(p[i] - '0') <= 9u) {
-            e = e * 10 + (p[i++] - '0');
-            if (e >= AJPCORE_EXPONENT_LIMIT)
-                return -1;  /* beyond any binary64: the full reader and float(text) decide */
-        }
+        /* At most 8 digits: below AJPCORE_EXPONENT_LIMIT, so never truncated (see there). */
+        run = ajpcore_digit_run(p, i, n);
+        if (run == 0 || run > 8)
+            return -1;
+        e = (int64_t)ajpcore_digits_value(p + i, run, n - i);
         q += eneg ? -e : e;
+        i += run;
     }
-    if (!ajpcore_double_of(w, q, negative, fout)) return -1;
+    if (!ajpcore_double_of(w, q, negative, fout))
+        return -1;
     *is_float = 1;
     return i;
 }

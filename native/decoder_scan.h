@@ -84,6 +84,7 @@ typedef struct {
     Py_ssize_t length;   /* OK: code points */
     Py_UCS4 maxchar;     /* OK: 0x7F, 0xFF, 0xFFFF or 0x10FFFF, the class of the widest one */
     Py_UCS4 cp;          /* NONCHAR: the code point */
+    Py_ssize_t escape;   /* OK: no backslash in the body before this index (<= end) */
 } ajpcore_str_scan;
 
 /* RFC 7493 §2.1 (Unicode §23.7): U+FDD0..U+FDEF and the last two code points of every plane. */
@@ -114,6 +115,50 @@ static inline int ajpcore_hex4(const unsigned char *p, Py_ssize_t k, Py_ssize_t 
         x = (x << 4) | (Py_UCS4)h;
     }
     *v = x;
+    return AJPCORE_STR_OK;
+}
+
+/* The escape whose backslash is p[j] (RFC 8259 §7; RFC 7493 §2.1: no lone surrogate escape,
+   no noncharacter), checked: on success *i is just after it and *shrink (bytes minus code
+   points) and *maxc (the widest class) count it; else the status, with r->end (and r->cp). */
+static inline int ajpcore_scan_escape(const unsigned char *p, Py_ssize_t j, Py_ssize_t n, Py_ssize_t *i,
+                                      Py_ssize_t *shrink, Py_UCS4 *maxc, ajpcore_str_scan *r) {
+    Py_ssize_t k;
+    Py_UCS4 cp, low;
+    unsigned int e;
+    int status;
+    if (j + 1 >= n) { r->end = n; return AJPCORE_STR_EOF; }
+    e = p[j + 1];
+    if (e != 0x75) {
+        if (e == 0x22 || e == 0x5C || e == 0x2F || e == 0x62 || e == 0x66 || e == 0x6E || e == 0x72 || e == 0x74) {
+            *shrink += 1;
+            *i = j + 2;
+            return AJPCORE_STR_OK;
+        }
+        r->end = j + 1;
+        return AJPCORE_STR_BAD_ESCAPE;
+    }
+    status = ajpcore_hex4(p, j + 2, n, &cp, &r->end);
+    if (status) return status;
+    k = j + 6;
+    if (cp >= 0xD800 && cp <= 0xDBFF) {
+        /* RFC 8259 §7 / RFC 7493 §2.1: a high surrogate escape must be followed by a low one. */
+        if (!(k + 1 < n && p[k] == 0x5C && p[k + 1] == 0x75)) { r->end = j; return AJPCORE_STR_SURROGATE; }
+        status = ajpcore_hex4(p, k + 2, n, &low, &r->end);
+        if (status) return status;
+        if (low < 0xDC00 || low > 0xDFFF) { r->end = j; return AJPCORE_STR_SURROGATE; }
+        cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+        k += 6;
+        *shrink += 11;
+    } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+        r->end = j;
+        return AJPCORE_STR_SURROGATE;
+    } else {
+        *shrink += 5;
+    }
+    if (ajpcore_is_noncharacter(cp)) { r->cp = cp; r->end = j; return AJPCORE_STR_NONCHAR; }
+    *maxc |= ajpcore_char_class(cp);
+    *i = k;
     return AJPCORE_STR_OK;
 }
 
@@ -209,41 +254,8 @@ static int ajpcore_scan_string(const unsigned char *p, Py_ssize_t first, Py_ssiz
             return AJPCORE_STR_OK;
         }
         if (c == 0x5C) {
-            Py_ssize_t j = i;
-            Py_UCS4 cp, low;
-            unsigned int e;
-            int status;
-            if (j + 1 >= n) { r->end = n; return AJPCORE_STR_EOF; }
-            e = p[j + 1];
-            if (e != 0x75) {
-                if (e == 0x22 || e == 0x5C || e == 0x2F || e == 0x62 || e == 0x66 || e == 0x6E || e == 0x72 || e == 0x74) {
-                    shrink += 1;
-                    i = j + 2;
-                    continue;
-                }
-                r->end = j + 1;
-                return AJPCORE_STR_BAD_ESCAPE;
-            }
-            status = ajpcore_hex4(p, j + 2, n, &cp, &r->end);
+            int status = ajpcore_scan_escape(p, i, n, &i, &shrink, &maxc, r);
             if (status) return status;
-            i = j + 6;
-            if (cp >= 0xD800 && cp <= 0xDBFF) {
-                /* RFC 8259 §7 / RFC 7493 §2.1: a high surrogate escape must be followed by a low one. */
-                if (!(i + 1 < n && p[i] == 0x5C && p[i + 1] == 0x75)) { r->end = j; return AJPCORE_STR_SURROGATE; }
-                status = ajpcore_hex4(p, i + 2, n, &low, &r->end);
-                if (status) return status;
-                if (low < 0xDC00 || low > 0xDFFF) { r->end = j; return AJPCORE_STR_SURROGATE; }
-                cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
-                i += 6;
-                shrink += 11;
-            } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
-                r->end = j;
-                return AJPCORE_STR_SURROGATE;
-            } else {
-                shrink += 5;
-            }
-            if (ajpcore_is_noncharacter(cp)) { r->cp = cp; r->end = j; return AJPCORE_STR_NONCHAR; }
-            maxc |= ajpcore_char_class(cp);
             continue;
         }
         if (c < 0x20) { r->end = i; return AJPCORE_STR_CONTROL; }
@@ -462,29 +474,98 @@ static inline Py_ssize_t ajpcore_scan_name(const unsigned char *p, Py_ssize_t i,
     return i;
 }
 
+/* The usual member name: at most AJPCORE_SHORT_NAME plain ASCII bytes from p[i] (no '"', '\',
+   control character or non-ASCII byte), then its closing quote.  Returns its length, with its
+   bytes in w[0..1] (p[i] in the low byte of w[0]), the rest zero: the two words are the name
+   itself (a name holds no zero byte), so the name cache compares them instead of the bytes.
+   Else -1 (a longer name, an escape, non-ASCII text, the end of the document). */
+#define AJPCORE_SHORT_NAME 15
+static inline Py_ssize_t ajpcore_short_name(const unsigned char *p, Py_ssize_t i, Py_ssize_t n,
+                                            unsigned long long w[2]) {
+    Py_ssize_t k;
+#if AJP_BUILD_SSE2 && PY_LITTLE_ENDIAN
+    if (i + 16 <= n) {
+        unsigned int m = ajpcore_stops16(p + i);
+        uint64_t lo, hi;
+        if (m == 0)
+            return -1;
+        k = __builtin_ctz(m);  /* 0..15 plain bytes, then the first stop */
+        if (p[i + k] != 0x22)
+            return -1;
+        memcpy(&lo, p + i, 8);
+        memcpy(&hi, p + i + 8, 8);
+        if (k < 8) {
+            lo &= (1ULL << (8 * k)) - 1;  /* k = 0: nothing kept */
+            hi = 0;
+        } else {
+            hi &= (1ULL << (8 * (k - 8))) - 1;
+        }
+        w[0] = lo;
+        w[1] = hi;
+        return k;
+    }
+#endif
+    /* Byte by byte: near the end of the document, and the reference for the other levels. */
+    w[0] = 0;
+    w[1] = 0;
+    for (k = 0; k <= AJPCORE_SHORT_NAME && i + k < n; k++) {
+        unsigned int c = p[i + k];
+        if (c == 0x22)
+            return k;
+        if (k == AJPCORE_SHORT_NAME || c < 0x20 || c >= 0x80 || c == 0x5C)
+            return -1;
+        w[k >> 3] |= (unsigned long long)c << (8 * (k & 7));
+    }
+    return -1;
+}
+
 /* A member name that is not plain ASCII, from i (its first byte that is not plain ASCII) in
    the body that starts at p[body]: when the body has no backslash and at most max bytes, the
-   position of its closing quote, with a hash of the body's bytes in *hash (the same mixing as
-   ajpcore_scan_name: it only picks a cache slot); else -1.  The bytes are not checked here. */
+   position of its closing quote, with a hash of the body's bytes in *hash (it only picks a
+   slot of the text-name cache); else -1.  The bytes are not checked here.  The quote or
+   backslash is looked for 16 bytes at a time where SSE2 is there; the body is hashed a word
+   at a time, its last word read whole (masked) while the document goes on for 8 bytes. */
 static inline Py_ssize_t ajpcore_text_name(const unsigned char *p, Py_ssize_t body, Py_ssize_t i,
                                            Py_ssize_t n, Py_ssize_t max, unsigned long long *hash) {
-    Py_ssize_t limit = body + max + 1 < n ? body + max + 1 : n, q, k;
+    Py_ssize_t limit = body + max + 1 < n ? body + max + 1 : n, q = i, k;
     uint64_t h = 0x9E3779B97F4A7C15ULL, w;
-    for (q = i; q < limit; q++) {
-        if (p[q] == 0x22)
-            break;
-        if (p[q] == 0x5C)
-            return -1;
+#if AJP_BUILD_SSE2
+    while (q < limit && q + 16 <= n) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(p + q));
+        unsigned int m = (unsigned int)_mm_movemask_epi8(
+            _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(0x22)), _mm_cmpeq_epi8(v, _mm_set1_epi8(0x5C))));
+        if (m) {
+            q += __builtin_ctz(m);
+            goto found;
+        }
+        q += 16;
     }
-    if (q >= limit)
+#endif
+    for (; q < limit; q++) {
+        if (p[q] == 0x22 || p[q] == 0x5C)
+            break;
+    }
+#if AJP_BUILD_SSE2
+found:
+#endif
+    if (q >= limit || p[q] == 0x5C)
         return -1;
     for (k = body; k + 8 <= q; k += 8) {
         memcpy(&w, p + k, 8);
         h = ajpcore_name_mix(h, w);
     }
     if (k < q) {
-        w = 0;
-        memcpy(&w, p + k, (size_t)(q - k));
+        if (k + 8 <= n) {
+            memcpy(&w, p + k, 8);
+#if PY_LITTLE_ENDIAN
+            w &= ~0ULL >> (64 - 8 * (q - k));
+#else
+            w &= ~0ULL << (64 - 8 * (q - k));
+#endif
+        } else {
+            w = 0;
+            memcpy(&w, p + k, (size_t)(q - k));
+        }
         h = ajpcore_name_mix(h, w);
     }
     *hash = h ^ (uint64_t)(q - body);

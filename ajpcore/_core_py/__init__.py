@@ -9,6 +9,7 @@ same name in ``native/``:
 - ``canonical_writer``   ``canonicalize``, ``canonicalize_into`` (RFC 8785)
 - ``decoder``            ``decode``: strict RFC 8259 + I-JSON (RFC 7493)
 - ``hmac_sink``          ``HmacSigner``, ``hmac_sha256_canonical``, ``hmac_sha256_signature`` (RFC 2104)
+- ``hmac_check``         ``hmac_sha256_verified_tag``: a received body's tag when its signature is that tag
 - ``ed25519_checks``     Ed25519 byte-level key and signature checks (RFC 8032)
 - ``rfc3339``            strict RFC 3339 ``date-time`` to microseconds (section 5.6)
 
@@ -36,6 +37,7 @@ from .decoder import _Refusal as _Refusal
 from .decoder import _StrictParser as _StrictParser
 from .decoder import _surrogate_reason as _surrogate_reason
 from .hmac_sink import HmacSigner, clear_hmac_cache, hmac_sha256_canonical, hmac_sha256_signature
+from .hmac_check import hmac_sha256_verified_tag
 from .ed25519_checks import ed25519_check_public_key, ed25519_check_signature
 from .rfc3339 import rfc3339_micros
 
@@ -56,6 +58,7 @@ __all__ = [
     "HmacSigner",
     "hmac_sha256_canonical",
     "hmac_sha256_signature",
+    "hmac_sha256_verified_tag",
     "ed25519_check_public_key",
     "ed25519_check_signature",
     "rfc3339_micros",

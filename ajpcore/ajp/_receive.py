@@ -7,13 +7,18 @@ the same errors in the same order.
 
 from __future__ import annotations
 
-import hashlib
-from typing import Any, Collection, FrozenSet, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Collection, FrozenSet, Optional, Sequence, Tuple, Union
 
+from .. import _core
+from .._envelope import _new as _new_envelope
+from .._envelope import _set_cache, _set_raw
 from ..errors import InvalidMessage, KeyUsageError, RecipientMismatch, SenderIdentityError
 from ..keys import Ed25519PublicKey
 from ..provenance.pins import KeyPins
-from ._messages import JobOffer
+from ..signing import _MISSING as _SIGNATURE_MISSING
+from ..signing import SIGN_CHUNK_SIZE, parse_signature
+from ..timestamps import is_timestamp, timestamp_micros
+from ._messages import _OFFER_SCHEMA, _SCHEME_FOR, JobOffer
 from ._replay import ReplayGuard, replay_identity
 from ._rules import DEFAULT_MAX_LIFETIME_SECONDS, DEFAULT_SKEW_SECONDS, _now_micros, _typed_offer_errors
 from ._sender import DELEGATION_CAPABILITY, _check_capabilities, _declared_sender, _wanted
@@ -91,17 +96,74 @@ def _required(rule: Optional[Tuple[str, ...]], sender_type: str) -> Tuple[str, .
     return _SPEC_RULE if sender_type != "human" else ()
 
 
+def _offer_reader() -> Callable[[Any], Any]:
+    """The engine that decides most offers without Python callbacks: the offer schema's split engine when
+    its only Python format checks are the two root timestamps (which ``_offer_and_times`` parses anyway),
+    else the whole schema (the timestamps then parsed twice: still exact)."""
+    engine, checks = _OFFER_SCHEMA.split()
+    if engine is not None and len(checks) == 2 and set(checks) == {(("issued_at",), is_timestamp), (("expires_at",), is_timestamp)}:
+        return engine
+    return _OFFER_SCHEMA.is_valid  # pragma: no cover - only if the shipped schema changes shape
+
+
+_ENGINE_VALID = _offer_reader()
+
+
 def _accepted_shape(
     data: Any, now: Any, skew: float, max_lifetime: float, recipients: Optional[FrozenSet[str]]
 ) -> Tuple[JobOffer, int, int]:
-    """Decode (or take a parsed ``JobOffer``), schema, strict rules, recipient: ``(offer, now_us, expires_us)``."""
-    offer = data if type(data) is JobOffer else JobOffer.from_json(data)
-    raw = offer._raw
-    now_us = _now_micros(now)  # read once: the rules and the replay guard use the same instant
-    # validate_offer(strict=True) of a JobOffer; expires_at read once for the rules and the guard
-    errors, expires_us = _typed_offer_errors(raw, now_us, True, skew, max_lifetime)
-    if errors:
-        raise InvalidMessage(errors)
+    """Decode (or take a parsed ``JobOffer``), schema, strict rules, recipient: ``(offer, now_us, expires_us)``.
+
+    ``JobOffer.from_json`` and ``validate_offer(strict=True)`` in one pass: the schema engine without
+    format callbacks, then each timestamp parsed once, for the format check and the rules at once.
+    Anything the engine does not accept outright, or a timestamp that does not parse, goes to
+    ``from_json``'s own check, which decides and raises its ``ValidationError``; any rule that does not
+    hold, to ``_typed_offer_errors``, which lists the errors.
+    """
+    impl = _core.impl
+    parse = impl.rfc3339_micros
+    if type(data) is JobOffer:
+        offer = data
+        raw = data._raw
+        issued_us = timestamp_micros(raw["issued_at"])
+        expires_us = timestamp_micros(raw["expires_at"])
+    else:
+        raw = impl.decode(data)
+        try:
+            accepted = type(raw) is dict and _ENGINE_VALID(raw)
+        except ValueError:  # the engine cannot read it (a depth it does not hand back): the schema decides
+            accepted = False
+        issued = expires = None
+        if accepted:
+            issued = parse(raw["issued_at"])  # both are strings: the schema requires them
+            expires = parse(raw["expires_at"])
+        if issued is not None and expires is not None:
+            offer = _new_envelope(JobOffer)  # = JobOffer._wrap(raw)
+            _set_raw(offer, raw)
+            _set_cache(offer, None)
+            issued_us, expires_us = issued, expires
+        else:
+            offer = JobOffer._from_checked(raw)  # the schema's verdict, and every problem with its path
+            raw = offer._raw
+            issued_us = timestamp_micros(raw["issued_at"])
+            expires_us = timestamp_micros(raw["expires_at"])
+    # read once: the rules and the replay guard use the same instant (`_now_micros`, its usual form inline)
+    micros = parse(now) if type(now) is str else None
+    now_us = micros if micros is not None else _now_micros(now)
+    signature = raw.get("signature")
+    # validate_offer(strict=True) of a JobOffer: this test is exactly "no rule fails" (each clause the
+    # negation of one error of _typed_offer_errors); when it is False, that function lists the errors.
+    if not (
+        now_us <= expires_us
+        and issued_us - now_us <= skew * 1_000_000
+        and issued_us < expires_us
+        and expires_us - issued_us <= max_lifetime * 1_000_000
+        and type(signature) is str
+        and signature.startswith(_SCHEME_FOR[raw["from"]["type"]])
+    ):
+        errors, _ = _typed_offer_errors(raw, now_us, True, skew, max_lifetime)
+        if errors:
+            raise InvalidMessage(errors)
     if recipients is not None:
         addressed_to = raw["to"]["provenance_id"]
         if addressed_to not in recipients:
@@ -134,15 +196,15 @@ def _no_declaration(wanted: Tuple[str, ...]) -> None:
 def offer_digest(offer: JobOffer) -> bytes:
     """What a replay guard remembers of an accepted offer's content, to tell an honest retry from a reuse.
 
-    The 32-byte SHA-256 of the offer's ``signature`` text (domain-separated).
-    For a verified offer it names the signed content: an HMAC tag or a
-    (deterministic, RFC 8032) Ed25519 signature is a function of the signing
-    bytes and the key, and two contents with one valid signature under one key
-    would be a forgery.  Hashing the 71-88 character signature costs far less than
-    canonicalizing the body again.
+    The raw bytes of the offer's ``signature`` (``parse_signature``): the 32-byte HMAC-SHA256 tag
+    of a ``sha256:`` signature, the 64-byte Ed25519 signature of an ``ed25519:`` one.  For a
+    verified offer they name the signed content: an HMAC tag or a (deterministic, RFC 8032)
+    Ed25519 signature is a function of the signing bytes and the key, and two contents with one
+    valid signature under one key would be a forgery.  Reading them costs far less than hashing
+    anything.  Raises ``MalformedSignature`` or ``UnsupportedScheme`` (401) for a signature that
+    does not parse, which no receiver accepts.
     """
-    signature = offer._raw["signature"]
-    return hashlib.sha256(b"ajpcore-offer-digest-v1\x00" + signature.encode("utf-8", "surrogatepass")).digest()
+    return parse_signature(offer._raw.get("signature", _SIGNATURE_MISSING))[1]
 
 
 def receive_offer(
@@ -211,13 +273,17 @@ def receive_offer(
         raise KeyUsageError("`pins=` and `require_capabilities=` apply to the sender's declaration: give `declaration=`")
     else:
         _no_declaration(wanted)
-    # any_scheme: the strict rules above already refused a scheme that does not fit the sender.
-    offer.verify(secret=secret, public_key=public_key, any_scheme=True)
+    # An exact `sha256:` match gives the tag, which is the digest; anything else is decided (and a
+    # refusal explained) by JobOffer.verify.  any_scheme: the strict rules above already refused a
+    # scheme that does not fit the sender.
+    digest = _core.impl.hmac_sha256_verified_tag(raw, secret, SIGN_CHUNK_SIZE) if public_key is None else None
+    if digest is None:
+        offer.verify(secret=secret, public_key=public_key, any_scheme=True)
     if replay_guard is not None:
         admit: Any = replay_guard.admit  # Any: an asyncio guard passed here by mistake returns a coroutine
         outcome = admit(
             replay_identity(secret=secret, public_key=public_key), raw["job_id"], expires_at_us=expires_us,
-            now_us=now_us, digest=offer_digest(offer),
+            now_us=now_us, digest=digest if digest is not None else offer_digest(offer),
         )
         if outcome is not None:
             _refuse_coroutine(outcome, "`replay_guard`")

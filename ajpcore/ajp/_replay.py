@@ -31,8 +31,8 @@ class ReplayGuard(Protocol):
     early would let a replay through.
 
     ``digest`` (optional, bytes of at most 64) is what the guard remembers of
-    the accepted offer: ``receive_offer`` passes the SHA-256 of its signing
-    bytes.
+    the accepted offer: ``receive_offer`` and ``Receiver`` pass ``offer_digest``
+    (the signature's raw bytes, which name the signed content under one key).
 
     ``blocking`` (class attribute): True when ``admit`` waits on I/O (SQLite,
     a file, a synchronous Redis client), so an asyncio receiver must run it in
@@ -108,7 +108,7 @@ MAX_JOB_ID_LENGTH = 256
 MAX_IDENTITY_LENGTH = 256
 """Longest replay identity a guard stores (``replay_identity`` gives at most 72 characters)."""
 MAX_DIGEST_LENGTH = 64
-"""Longest ``digest`` (bytes) a guard stores with a pair (``receive_offer`` passes a 32-byte SHA-256)."""
+"""Longest ``digest`` (bytes) a guard stores with a pair (``offer_digest`` gives 32 or 64: an HMAC tag, an Ed25519 signature)."""
 DEFAULT_QUOTA_SHARE = 4
 """Without ``max_per_identity``, one sender may hold ``max_entries // DEFAULT_QUOTA_SHARE`` live pairs."""
 
@@ -207,6 +207,9 @@ class Quotas:
         return f"Quotas({what!r}, default={self.default})"
 
 
+_heappush = heapq.heappush
+
+
 def _ceil_seconds(us: int) -> int:
     return max(1, -(-us // 1_000_000))
 
@@ -254,7 +257,7 @@ class MemoryReplayGuard:
         self.skew_us = int(skew * 1_000_000)
         self._jobs: Dict[str, Dict[str, Tuple[int, Optional[bytes]]]] = {}  # identity -> job_id -> (until µs, digest)
         self._size = 0
-        self._heap: List[Tuple[int, Tuple[str, str]]] = []  # expiry order, with stale entries
+        self._heap: List[Tuple[int, str, str]] = []  # (until µs, identity, job_id) in expiry order, with stale entries
         self._full_until: Dict[str, int] = {}  # identity at its quota -> its earliest expiry
         self._lock = threading.Lock()
 
@@ -269,7 +272,7 @@ class MemoryReplayGuard:
     def _evict(self, now_us: int) -> None:
         heap, jobs = self._heap, self._jobs
         while heap and heap[0][0] <= now_us:
-            t, (identity, job_id) = heapq.heappop(heap)
+            t, identity, job_id = heapq.heappop(heap)
             held = jobs.get(identity)
             if held is not None:
                 entry = held.get(job_id)
@@ -299,34 +302,49 @@ class MemoryReplayGuard:
         self, identity: str, job_id: str, *, expires_at_us: int, now_us: int, digest: Optional[bytes] = None
     ) -> None:
         """Record ``(identity, job_id)`` until ``expires_at_us + skew``; see ``ReplayGuard`` and the class docstring."""
-        check_admit(identity, job_id, digest, expires_at_us, now_us)
-        with self._lock:
-            held_by = self._jobs.get(identity)
+        if not (  # check_admit's own first test, inline (the usual call); it raises the precise error otherwise
+            type(identity) is str and type(job_id) is str and len(job_id) <= MAX_JOB_ID_LENGTH
+            and len(identity) <= MAX_IDENTITY_LENGTH and type(expires_at_us) is int and type(now_us) is int
+            and (digest is None or (type(digest) is bytes and len(digest) <= MAX_DIGEST_LENGTH))
+        ):
+            check_admit(identity, job_id, digest, expires_at_us, now_us)
+        lock = self._lock
+        lock.acquire()  # (acquire/release: a third of the cost of `with` here)
+        try:
+            jobs = self._jobs
+            held_by = jobs.get(identity)
             entry = held_by.get(job_id) if held_by is not None else None
             if entry is not None and entry[0] > now_us:
                 same = digest is not None and entry[1] is not None and entry[1] == digest
                 raise ReplayedMessage(f"job `{job_id}` from this sender was already received", same_body=same)
-            if entry is None and held_by is not None:
-                quota = self._fixed_quota
-                if quota is None:
-                    quota = self.quotas(identity)
-                if len(held_by) >= quota:
-                    busy = self._sender_busy(identity, quota, now_us)
-                    if busy is not None:
-                        raise busy
-            if entry is None and self._size >= self.max_entries:
-                self._evict(now_us)
+            if entry is None:  # a new pair (an expired one is overwritten in place below)
+                if held_by is not None:
+                    quota = self._fixed_quota
+                    if quota is None:
+                        quota = self.quotas(identity)
+                    if len(held_by) >= quota:
+                        busy = self._sender_busy(identity, quota, now_us)
+                        if busy is not None:
+                            raise busy
+                        held_by = jobs.get(identity)  # its eviction may have dropped the sender
                 if self._size >= self.max_entries:
-                    wait = _ceil_seconds(self._heap[0][0] - now_us)
-                    raise Busy("replay guard is full of unexpired offers; retry later", retry_after=wait)
-            held_by = self._jobs.setdefault(identity, {})  # eviction may have dropped the sender or the pair
-            if job_id not in held_by:
-                self._size += 1
+                    self._evict(now_us)
+                    if self._size >= self.max_entries:
+                        wait = _ceil_seconds(self._heap[0][0] - now_us)
+                        raise Busy("replay guard is full of unexpired offers; retry later", retry_after=wait)
+                    held_by = jobs.get(identity)  # the eviction may have dropped the sender
+                if held_by is None:
+                    held_by = jobs[identity] = {}
+                self._size += 1  # evictions only remove: the pair is still absent
             t = expires_at_us + self.skew_us
+            assert held_by is not None  # the entry's own table, or the one just made
             held_by[job_id] = (t, digest)
-            heapq.heappush(self._heap, (t, (identity, job_id)))
-            if len(self._heap) > 2 * self.max_entries:  # stale entries of re-admitted pairs
+            heap = self._heap
+            _heappush(heap, (t, identity, job_id))
+            if len(heap) > 2 * self.max_entries:  # stale entries of re-admitted pairs
                 self._evict(now_us)
                 if len(self._heap) > 2 * self.max_entries:
-                    self._heap = [(e[0], (i, j)) for i, held_map in self._jobs.items() for j, e in held_map.items()]
+                    self._heap = [(e[0], i, j) for i, held_map in self._jobs.items() for j, e in held_map.items()]
                     heapq.heapify(self._heap)
+        finally:
+            lock.release()

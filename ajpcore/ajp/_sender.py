@@ -76,10 +76,13 @@ class IdentityCache:
     the offer's ``from`` is compared with it, the capability rule and the key pins
     are consulted, and the offer's signature is checked, on every offer, so a pin
     change or a rotation is never hidden (a rotated declaration has other bytes,
-    hence another entry).  Thread-safe.
+    hence another entry).  A resolver that hands back the same ``bytes``/``str``
+    object for a URL is not hashed again: the last object per URL and its key are
+    kept (an immutable object is its bytes), at most 1 MiB of them in all, objects
+    over 64 KiB never.  Thread-safe.
     """
 
-    __slots__ = ("max_entries", "ttl_us", "_entries", "_lock")
+    __slots__ = ("max_entries", "ttl_us", "_entries", "_lock", "_memo", "_memo_size")
 
     def __init__(self, *, max_entries: int = 1024, ttl: float = 300) -> None:
         if isinstance(max_entries, bool) or not isinstance(max_entries, int) or max_entries < 0:
@@ -90,6 +93,11 @@ class IdentityCache:
         self.ttl_us = int(ttl * 1_000_000)
         self._entries: "OrderedDict[bytes, Tuple[int, SenderIdentity]]" = OrderedDict()
         self._lock = threading.Lock()
+        # Per URL, the last declaration object hashed into a key, and that key: a resolver that hands back
+        # the same (immutable) object is not hashed again.  At most _MEMO_BUDGET characters or bytes of
+        # declarations are held, oldest out first.
+        self._memo: "OrderedDict[str, Tuple[Union[bytes, str], bytes]]" = OrderedDict()
+        self._memo_size = 0
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -98,6 +106,33 @@ class IdentityCache:
         """Forget every entry."""
         with self._lock:
             self._entries.clear()
+            self._memo.clear()
+            self._memo_size = 0
+
+    def _key(self, url: str, declaration: Any) -> Optional[bytes]:
+        """``_cache_key(url, declaration)``, without hashing again the object this URL gave last time.
+
+        ``is`` on a ``bytes`` or ``str`` (immutable) object means the same bytes: the key is the
+        one computed from them.  Any other object, or another one, is hashed.
+        """
+        memo = self._memo.get(url)
+        if memo is not None and memo[0] is declaration:
+            return memo[1]
+        key = _cache_key(url, declaration)
+        kind = type(declaration)
+        if key is None or (kind is not bytes and kind is not str) or self.max_entries == 0 or self.ttl_us == 0:
+            return key
+        size = len(declaration)
+        if size <= _MEMO_BUDGET // 16:
+            with self._lock:
+                old = self._memo.pop(url, None)
+                if old is not None:
+                    self._memo_size -= len(old[0])
+                self._memo[url] = (declaration, key)
+                self._memo_size += size
+                while self._memo_size > _MEMO_BUDGET or len(self._memo) > self.max_entries:
+                    self._memo_size -= len(self._memo.popitem(last=False)[1][0])
+        return key
 
     def _get(self, key: bytes, now_us: int) -> Optional[SenderIdentity]:
         with self._lock:
@@ -118,6 +153,11 @@ class IdentityCache:
             self._entries.move_to_end(key)
             while len(self._entries) > self.max_entries:
                 self._entries.popitem(last=False)
+
+
+_MEMO_BUDGET = 1 << 20
+"""How many characters or bytes of declaration objects an ``IdentityCache`` holds to skip re-hashing them
+(one object at most a sixteenth of it)."""
 
 
 def _cache_key(retrieved_from: str, declaration: Any) -> Optional[bytes]:
@@ -213,7 +253,7 @@ def _declared_sender(
             "the declaration was not retrieved from the sender's from.declaration_url",
             "DECLARATION_LOCATION_MISMATCH",
         )
-    key = _cache_key(declaration_url, declaration) if cache is not None else None
+    key = cache._key(declaration_url, declaration) if cache is not None else None
     identity = cache._get(key, now_us) if cache is not None and key is not None else None
     if identity is None:
         declared = _verified_declaration(declaration, declaration_url, backend)

@@ -7,7 +7,8 @@ that cannot be encoded occurs), bytearray, memoryview, a bytes subclass, or some
 that is no secret (int, None, list).  The twin must agree with the pure twin on the
 signature text or the error (class, message, path), and an accepted signature must be
 ``"sha256:" + hmac.new(secret, canonicalize(body minus "signature"), sha256).hexdigest()``
-computed with the standard library.  ``HmacSigner`` is then fed the canonical bytes in
+computed with the standard library; ``hmac_sha256_verified_tag`` must return that tag exactly for
+a body carrying that signature (twins agreeing on every other outcome).  ``HmacSigner`` is then fed the canonical bytes in
 fuzz-chosen pieces (``copy()`` half way): same hexdigest, ``verify`` accepts the tag and
 refuses a flipped or truncated one.
 """
@@ -68,6 +69,25 @@ def check_signer(twin, secret, message: bytes, src: Bytes) -> None:
         raise AssertionError(f"HmacSigner.verify accepted a wrong tag {bad.hex()}")
 
 
+def check_verified_tag(twin, body, secret, chunk, expected) -> None:
+    """``hmac_sha256_verified_tag`` (native/hmac_check.pxi): the twins agree on the tag, None or the error;
+    the tag is returned exactly when the signature is ``expected`` (None: the body cannot be signed),
+    for the body as drawn and with its signature set to ``expected`` and to a near miss of it."""
+    bodies = [body]
+    if expected is not None and isinstance(body, dict):
+        bodies += [dict(body, signature=expected), dict(body, signature=expected[:-1] + "0123456789abcdef"[(int(expected[-1], 16) + 1) % 16])]
+    for b in bodies:
+        got = outcome(twin.hmac_sha256_verified_tag, b, secret, chunk)
+        same("hmac_sha256_verified_tag", b, got, outcome(pure.hmac_sha256_verified_tag, b, secret, chunk))
+        plain = type(b) is dict and type(secret) in (str, bytes) and len(secret) > 0
+        sig = b.get("signature") if type(b) is dict else None
+        if got[0] == "ok" and ast.literal_eval(got[1]) is not None:
+            assert plain and sig == expected, "a tag returned for a signature that is not the body's"
+            same("hmac_sha256_verified_tag against the hmac module", b, ast.literal_eval(got[1]).hex(), expected[7:])
+        elif plain and sig == expected and expected is not None and type(sig) is str:
+            raise AssertionError(f"the body's own signature was refused: {got}")
+
+
 def check(raw: bytes, twin) -> None:
     if len(raw) < 2:
         return
@@ -81,11 +101,13 @@ def check(raw: bytes, twin) -> None:
     got = outcome(twin.hmac_sha256_signature, body, secret, chunk_size=chunk)
     same("hmac_sha256_signature", raw, got, outcome(pure.hmac_sha256_signature, body, secret, chunk_size=chunk))
     if got[0] != "ok":
+        check_verified_tag(twin, body, secret, chunk, None)
         return
     unsigned = {k: v for k, v in body.items() if k != "signature"}
     message = pure.canonicalize(unsigned)
     expected = "sha256:" + hmac.new(secret_bytes(secret), message, hashlib.sha256).hexdigest()
     same("hmac_sha256_signature against the hmac module", raw, ast.literal_eval(got[1]), expected)
+    check_verified_tag(twin, body, secret, chunk, expected)
     check_signer(twin, secret, message, src)
 
 
