@@ -48,6 +48,7 @@ cdef extern from "Python.h":
     char* PyOS_double_to_string(double val, char format_code, int precision, int flags, int *ptype) except NULL
     bint PyUnicode_IS_ASCII(object o)
     bint PyUnicode_IS_COMPACT_ASCII(object o)
+    bint PyUnicode_IS_COMPACT(object o)
     void _incref "Py_INCREF" (PyObject* o)  # on a borrowed pointer: no Cython temporary
     void _decref "Py_DECREF" (PyObject* o)
     int PyUnicode_KIND(object o)
@@ -124,15 +125,20 @@ cdef extern from *:
 
 
 # The member order of an object shape (canonical_writer.pxi, _put_dict): arrays of records
-# repeat the same names in the same insertion order, so their sort is done once.
+# repeat the same names in the same insertion order, so their sort is done once, and their
+# names are written from text rendered once.
 cdef struct Shape:
     Py_ssize_t n                         # 0: nothing recorded
     PyObject* seen                       # first name of the last object sorted here; compared, never dereferenced
     PyObject* keys[_SHAPE_MAX]           # the names in insertion order, strong references
     unsigned char order[_SHAPE_MAX]      # sorted position -> insertion index
+    unsigned int generation              # counts the recordings: a writer of the shape sees a change
+    bint names_ready                     # name_length and names are rendered (on the first record that uses them)
+    unsigned char name_length[_SHAPE_MAX]  # by sorted position: bytes of "name": in names, 0 if not short ASCII
+    char names[_SHAPE_MAX][24]           # by sorted position: "name": (ajp_put_short_name)
 
 
-# A Writer is ~13.5 KB: it lives on the heap, never on the C stack (a thread's stack may
+# A Writer is ~17 KB: it lives on the heap, never on the C stack (a thread's stack may
 # be 128 KiB, and a ``write`` callback may re-enter the encoder).  See _w_acquire.
 cdef struct Writer:
     char* data          # scratch, or the payload of buf
@@ -149,7 +155,7 @@ cdef struct Writer:
     Py_ssize_t mcap
     unsigned int shapes_live  # bit k: shapes[k] holds references (n > 0)
     Shape shapes[_SHAPES]
-    PyObject* shape_names[_SHAPE_MAX]  # scratch of _sort_new_shape / _apply_shape: off the C stack,
+    PyObject* shape_names[_SHAPE_MAX]  # scratch of _sort_new_shape / _push_members: off the C stack,
     Member shape_tmp[_SHAPE_MAX]       # whose frames recurse with the nesting
     Step steps[_MAX_DEPTH + 1]
     Member inline_members[_INLINE_MEMBERS]

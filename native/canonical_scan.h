@@ -134,6 +134,19 @@ static inline Py_ssize_t ajp_copy_clean_ascii(char *dst, const unsigned char *p,
 #endif
 #endif
 
+/* PEP 393 kind, length and data of a ready str, always inline: CPython's own accessors are
+   static inline functions the compiler may leave out of line in the writer's large
+   functions (a call for every name and string).  Same fields, read the same way. */
+AJP_ALWAYS_INLINE int ajp_text_kind(PyObject *s) { return (int)((PyASCIIObject *)s)->state.kind; }
+
+AJP_ALWAYS_INLINE Py_ssize_t ajp_text_length(PyObject *s) { return ((PyASCIIObject *)s)->length; }
+
+AJP_ALWAYS_INLINE void *ajp_text_data(PyObject *s) {
+    if (((PyASCIIObject *)s)->state.compact)
+        return ((PyASCIIObject *)s)->state.ascii ? (void *)((PyASCIIObject *)s + 1) : (void *)((PyCompactUnicodeObject *)s + 1);
+    return ((PyUnicodeObject *)s)->data.any;
+}
+
 /* ajp_word_needs_escape of two words at once (the halves of a short name): one vector
    compare where SSE2 is there (signed: bytes >= 0x80 answer yes too, as in the words). */
 static inline int ajp_words_need_escape(uint64_t a, uint64_t b) {
@@ -374,16 +387,38 @@ static inline uint64_t ajp_name_prefix(const void *data, Py_ssize_t n) {
     return r << (8 * (8 - n));
 }
 
+/* RFC 8785 §3.2.3: compare member names by UTF-16 code units (PEP 393 data). */
+static inline uint32_t ajp_read(int kind, const void *data, Py_ssize_t i) {
+    return kind == 1 ? ((const uint8_t *)data)[i] : kind == 2 ? ((const uint16_t *)data)[i] : ((const uint32_t *)data)[i];
+}
+
+/* The first 4 UTF-16 code units of a name of any kind (a code point beyond U+FFFF is its two
+   surrogates; a lone surrogate of the str is its own unit), zero-padded, as a big-endian
+   number: comparing two of these orders the names as ajp_compare_names would (NUL pads sort
+   first, and equal prefixes fall through to the full comparison).  Names of one object are
+   all given this prefix, or all (when every one is Latin-1) ajp_name_prefix. */
+static inline uint64_t ajp_name_prefix16(int kind, const void *data, Py_ssize_t n) {
+    uint64_t r = 0;
+    int units = 0;
+    Py_ssize_t i = 0;
+    while (units < 4 && i < n) {
+        uint32_t c = ajp_read(kind, data, i++);
+        if (c >= 0x10000) {
+            r = (r << 16) | (0xD800 + ((c - 0x10000) >> 10));
+            if (++units == 4) break;
+            c = 0xDC00 + ((c - 0x10000) & 0x3FF);
+        }
+        r = (r << 16) | c;
+        units++;
+    }
+    return units ? r << (16 * (4 - units)) : 0;  /* (a shift by 64 is undefined) */
+}
+
 #if defined(__GNUC__) || defined(__clang__)
 #define ajp_prefetch(p) __builtin_prefetch((const void *)(p))
 #else
 #define ajp_prefetch(p) ((void)(p))
 #endif
-
-/* RFC 8785 §3.2.3: compare member names by UTF-16 code units (PEP 393 data). */
-static inline uint32_t ajp_read(int kind, const void *data, Py_ssize_t i) {
-    return kind == 1 ? ((const uint8_t *)data)[i] : kind == 2 ? ((const uint16_t *)data)[i] : ((const uint32_t *)data)[i];
-}
 
 static int ajp_compare_names(int ka, const void *a, Py_ssize_t na, int kb, const void *b, Py_ssize_t nb) {
     Py_ssize_t i = 0, j = 0;

@@ -8,6 +8,7 @@ cdef extern from "canonical_scan.h":
     bint ajp_word_needs_escape(unsigned long long w) nogil
     int ajp_compare_names(int ka, const void* a, Py_ssize_t na, int kb, const void* b, Py_ssize_t nb) nogil
     unsigned long long ajp_name_prefix(const void* data, Py_ssize_t n) nogil
+    unsigned long long ajp_name_prefix16(int kind, const void* data, Py_ssize_t n) nogil
     void ajp_prefetch(const void* p) nogil
     int ajp_ctz(unsigned int x) nogil
     Py_ssize_t ajp_copy_clean_ascii(char* dst, const unsigned char* p, Py_ssize_t n) nogil
@@ -16,12 +17,25 @@ cdef extern from "canonical_scan.h":
     Py_ssize_t ajp_copy_clean_wide(int kind, char* dst, const void* data, Py_ssize_t n) nogil
     Py_ssize_t ajp_encode_wide(int kind, const void* data, Py_ssize_t* pos, Py_ssize_t end, char* block, int* status) nogil
     void ajp_init_escaped_bytes()
-    int _name_kind "PyUnicode_KIND" (PyObject* o) nogil
-    void* _name_data "PyUnicode_DATA" (PyObject* o) nogil
-    Py_ssize_t _name_length "PyUnicode_GET_LENGTH" (PyObject* o) nogil
+    int _name_kind "ajp_text_kind" (PyObject* o) nogil
+    void* _name_data "ajp_text_data" (PyObject* o) nogil
+    Py_ssize_t _name_length "ajp_text_length" (PyObject* o) nogil
+
+cdef extern from "canonical_utf8.h":
+    bint AJP_USE_AVX2
+    enum:
+        AJP_TEXT_DONE
+        AJP_TEXT_ROOM
+        AJP_TEXT_SURROGATE
+        AJP_UTF8_STEP_ROOM
+    Py_ssize_t ajp_utf8_avx2(int kind, const void* data, Py_ssize_t* pos, Py_ssize_t end, char* dst, Py_ssize_t room, int* status) nogil
+    Py_ssize_t ajp_put_text_avx2(char* dst, Py_ssize_t room, PyObject* s) nogil
+    Py_ssize_t ajp_put_value_text(char* dst, Py_ssize_t room, PyObject* s) nogil
+    void ajp_init_utf8_tables()
 
 
 ajp_init_escaped_bytes()
+ajp_init_utf8_tables()
 
 
 # Per byte < 0x80: 0 = copy as is, 1 = short escape, 2 = \u00xx escape (ECMA-262 QuoteJSONString).
@@ -129,6 +143,30 @@ cdef inline Py_ssize_t _put_ascii_in_place(Writer* w, const unsigned char* p, Py
 
 
 cdef int _put_str(Writer* w, object s) except -1:
+    """Any str as a JSON string: the avx2 text encoder, chosen once per string, or the others.
+
+    At the avx2 level a compact text the buffer surely holds is written in one call; the
+    rest (the buffer's end, streaming, a surrogate to refuse) takes the general writer.
+    """
+    cdef Py_ssize_t k
+    if AJP_USE_AVX2 and PyUnicode_IS_COMPACT(s):
+        k = ajp_put_text_avx2(w.data + w.length, w.cap - w.length, <PyObject*>s)
+        if k:
+            w.length += k
+            return 0
+    return _put_str_general(w, s)
+
+
+cdef int _put_str_general(Writer* w, object s) except -1:
+    """``_put_str`` from its quote on, whatever the room: the encoder of the SIMD level."""
+    ajp_unicode_ready(s)
+    if AJP_USE_AVX2:
+        return _put_str_avx2(w, _name_kind(<PyObject*>s), _name_data(<PyObject*>s), _name_length(<PyObject*>s))
+    return _put_str_sse2(w, s)
+
+
+cdef int _put_str_sse2(Writer* w, object s) except -1:
+    """``_put_str`` at the sse2 and scalar levels (canonical_scan.h)."""
     cdef Py_ssize_t n
     cdef int kind
     cdef void* raw
@@ -137,7 +175,6 @@ cdef int _put_str(Writer* w, object s) except -1:
     cdef bint at_run
     cdef unsigned int c
     cdef char block[_STR_BLOCK * 6]
-    ajp_unicode_ready(s)
     n = PyUnicode_GET_LENGTH(s)
     kind = PyUnicode_KIND(s)
     raw = PyUnicode_DATA(s)
@@ -182,14 +219,40 @@ cdef int _put_str(Writer* w, object s) except -1:
     return _w_put_char(w, b'"')
 
 
+cdef int _put_str_avx2(Writer* w, int kind, const void* raw, Py_ssize_t n) except -1:
+    """``_put_str`` at the avx2 level (canonical_utf8.h): the text encoded straight into the
+    buffer while it surely holds the next step; short of room, unbounded mode grows the buffer,
+    streaming encodes _STR_BLOCK code points into a block and puts it (flushing full chunks)."""
+    cdef Py_ssize_t i = 0, end, o
+    cdef int status
+    cdef char block[_STR_BLOCK * 6 + AJP_UTF8_STEP_ROOM]
+    _w_put_char(w, b'"')
+    while True:
+        w.length += ajp_utf8_avx2(kind, raw, &i, n, w.data + w.length, w.cap - w.length, &status)
+        if status == AJP_TEXT_ROOM:
+            if w.chunk == 0:
+                _w_grow(w, (n - i) + AJP_UTF8_STEP_ROOM)
+                continue
+            end = i + _STR_BLOCK
+            if end > n:
+                end = n
+            o = ajp_utf8_avx2(kind, raw, &i, end, block, sizeof(block), &status)
+            _w_put(w, block, o)
+            if status == AJP_TEXT_DONE:
+                continue
+        if status == AJP_TEXT_SURROGATE:
+            _w_fail(w, "String contains a lone surrogate")
+        return _w_put_char(w, b'"')
+
+
 cdef inline int _put_text(Writer* w, object s) except -1:
     """``_put_str`` of an exact str, the usual compact ASCII needing no escape written inline."""
-    cdef Py_ssize_t k = ajp_put_clean_text(w.data + w.length, w.cap - w.length, <PyObject*>s)
+    cdef Py_ssize_t k = ajp_put_value_text(w.data + w.length, w.cap - w.length, <PyObject*>s)
     if k:
         w.length += k
         return 0
     # Wider, escaped or tight: the general writer (it starts over from the quote).
-    return _put_str(w, s)
+    return _put_str_general(w, s)
 
 
 # -- member-name order ---------------------------------------------------
@@ -198,13 +261,14 @@ cdef inline int _compare_names(PyObject* a, PyObject* b) noexcept:
     return ajp_compare_names(_name_kind(a), _name_data(a), _name_length(a), _name_kind(b), _name_data(b), _name_length(b))
 
 
-cdef inline bint _member_less(Member* a, Member* b, bint by_prefix) noexcept:
-    if by_prefix and a.prefix != b.prefix:
+cdef inline bint _member_less(Member* a, Member* b) noexcept:
+    # The names' prefixes first (_push_members: the same kind of prefix for all of them).
+    if a.prefix != b.prefix:
         return a.prefix < b.prefix
     return _compare_names(a.key, b.key) < 0
 
 
-cdef void _sort_members(Member* m, Py_ssize_t n, bint by_prefix) noexcept:
+cdef void _sort_members(Member* m, Py_ssize_t n) noexcept:
     """RFC 8785 §3.2.3 order: insertion sort for the usual handful of members, else a merge sort."""
     cdef Py_ssize_t i, j
     cdef Member tmp
@@ -213,7 +277,7 @@ cdef void _sort_members(Member* m, Py_ssize_t n, bint by_prefix) noexcept:
         for i in range(1, n):
             tmp = m[i]
             j = i
-            while j > 0 and _member_less(&tmp, &m[j - 1], by_prefix):
+            while j > 0 and _member_less(&tmp, &m[j - 1]):
                 m[j] = m[j - 1]
                 j -= 1
             m[j] = tmp
@@ -223,29 +287,29 @@ cdef void _sort_members(Member* m, Py_ssize_t n, bint by_prefix) noexcept:
         for i in range(1, n):
             tmp = m[i]
             j = i
-            while j > 0 and _member_less(&tmp, &m[j - 1], by_prefix):
+            while j > 0 and _member_less(&tmp, &m[j - 1]):
                 m[j] = m[j - 1]
                 j -= 1
             m[j] = tmp
         return
-    _merge_sort(m, scratch, n, by_prefix)
+    _merge_sort(m, scratch, n)
     PyMem_Free(scratch)
 
 
-cdef void _merge_sort(Member* m, Member* scratch, Py_ssize_t n, bint by_prefix) noexcept:
+cdef void _merge_sort(Member* m, Member* scratch, Py_ssize_t n) noexcept:
     cdef Py_ssize_t half, i, j, k
     if n <= 24:
-        _sort_members(m, n, by_prefix)
+        _sort_members(m, n)
         return
     half = n // 2
-    _merge_sort(m, scratch, half, by_prefix)
-    _merge_sort(m + half, scratch, n - half, by_prefix)
+    _merge_sort(m, scratch, half)
+    _merge_sort(m + half, scratch, n - half)
     memcpy(scratch, m, half * sizeof(Member))
     i = 0
     j = half
     k = 0
     while i < half and j < n:
-        if _member_less(&m[j], &scratch[i], by_prefix):
+        if _member_less(&m[j], &scratch[i]):
             m[k] = m[j]
             j += 1
         else:

@@ -45,6 +45,7 @@ cdef Writer* _w_acquire(Py_ssize_t chunk, object write) except NULL:
         for i in range(_SHAPES):
             w.shapes[i].n = 0
             w.shapes[i].seen = NULL
+            w.shapes[i].generation = 0
     _w_init(w, chunk, write)
     return w
 
@@ -286,18 +287,21 @@ cdef int _put_value(Writer* w, object v) except -1:
     _fail_value(w, v)
 
 
-cdef int _push_members(Writer* w, object d, Py_ssize_t n, bint* exact, bint* latin1, bint shaped) except -1:
+cdef int _push_members(Writer* w, object d, Py_ssize_t n, bint* exact, bint shaped, Shape** recorded) except -1:
     """Snapshot the members of ``d`` onto the member stack, refusing non-str keys (in insertion order).
 
-    Returns 1 when the names are the very objects of the recorded shape, in the same
-    order (then they are known exact str and no prefix is computed), else 0.
+    Each name gets its sort prefix: its first 8 bytes when all names are Latin-1
+    (ajp_name_prefix), else its first 4 UTF-16 code units (ajp_name_prefix16).  When ``shaped`` and the names are the very objects of a recorded shape, in the same
+    order, the members are placed in its sorted order instead (then they are known exact
+    str and no prefix is computed): returns 1 and sets ``recorded`` to the shape; else 0.
     """
     cdef Py_ssize_t pos = 0, need = w.mtop + n, count, j
-    cdef bint same
-    cdef Shape* sh
+    cdef bint latin1 = True
+    cdef Shape* sh = NULL
     cdef PyObject* key
     cdef PyObject* value
     cdef Member* m
+    cdef Member* into
     if need > w.mcap:
         if w.members == w.inline_members:
             m = <Member*>PyMem_Malloc(need * 2 * sizeof(Member))
@@ -310,35 +314,55 @@ cdef int _push_members(Writer* w, object d, Py_ssize_t n, bint* exact, bint* lat
         w.members = m
         w.mcap = need * 2
     exact[0] = True
-    latin1[0] = True
     # First only collect the pointers and prefetch the values: their cache misses then
-    # overlap instead of stalling one by one.  Nothing runs between the two loops, so
-    # the borrowed pointers stay valid until the second loop takes references.
+    # overlap instead of stalling one by one.  Nothing runs between the loops, so the
+    # borrowed pointers stay valid until references are taken.  A record whose first name
+    # starts a recorded shape of its size is collected into scratch, to be placed in order.
+    into = w.members + w.mtop
     count = 0
+    if shaped and 1 < n <= _SHAPE_MAX and PyDict_Next(d, &pos, &key, &value):
+        sh = _shape_of(w, key)
+        if sh.n == n and sh.keys[0] == key:
+            into = w.shape_tmp
+        else:
+            sh = NULL
+        into[0].key = key
+        into[0].value = value
+        ajp_prefetch(value)
+        count = 1
     while w.mtop + count < need and PyDict_Next(d, &pos, &key, &value):
-        m = &w.members[w.mtop + count]
+        m = &into[count]
         m.key = key
         m.value = value
         ajp_prefetch(value)
         count += 1
-    # A recorded shape holds strong references, so equal pointers are the same names.
-    same = False
-    if shaped and count > 1:
-        sh = _shape_of(w, w.members[w.mtop].key)
-        same = count == sh.n
-    if same:
-        for j in range(count):
-            if w.members[w.mtop + j].key != sh.keys[j]:
-                same = False
-                break
-    if same:
-        if not w.borrowed:
+    if sh != NULL:
+        # A recorded shape holds strong references, so equal pointers are the same names.
+        if count != sh.n:
+            sh = NULL
+        else:
+            for j in range(1, count):
+                if into[j].key != sh.keys[j]:
+                    sh = NULL
+                    break
+        m = w.members + w.mtop
+        if sh == NULL:
+            memcpy(m, into, count * sizeof(Member))
+        else:
             for j in range(count):
-                m = &w.members[w.mtop + j]
-                _incref(m.key)
-                _incref(m.value)
-        w.mtop += count
-        return 1
+                m[j] = into[sh.order[j]]
+            if not sh.names_ready:
+                # Its third record in a row: the usual short ASCII names rendered once as "name":.
+                for j in range(count):
+                    sh.name_length[j] = <unsigned char>ajp_put_short_name(sh.names[j], m[j].key)
+                sh.names_ready = True
+            if not w.borrowed:
+                for j in range(count):
+                    _incref(m[j].key)
+                    _incref(m[j].value)
+            w.mtop += count
+            recorded[0] = sh
+            return 1
     for j in range(count):
         m = &w.members[w.mtop]
         key = m.key
@@ -353,9 +377,15 @@ cdef int _push_members(Writer* w, object d, Py_ssize_t n, bint* exact, bint* lat
         if _name_kind(key) == PyUnicode_1BYTE_KIND:
             m.prefix = ajp_name_prefix(_name_data(key), _name_length(key))
         else:
-            m.prefix = 0
-            latin1[0] = False
+            m.prefix = ajp_name_prefix16(_name_kind(key), _name_data(key), _name_length(key))
+            latin1 = False
         w.mtop += 1
+    if not latin1:
+        # Names of several kinds: the Latin-1 ones take the UTF-16 prefix too, so all compare.
+        for j in range(w.mtop - count, w.mtop):
+            key = w.members[j].key
+            if _name_kind(key) == PyUnicode_1BYTE_KIND:
+                w.members[j].prefix = ajp_name_prefix16(PyUnicode_1BYTE_KIND, _name_data(key), _name_length(key))
     return 0
 
 
@@ -363,7 +393,7 @@ cdef inline Shape* _shape_of(Writer* w, PyObject* first) noexcept:
     return &w.shapes[(<size_t>first >> 4) % _SHAPES]
 
 
-cdef void _sort_new_shape(Writer* w, Member* m, Py_ssize_t n, bint exact, bint latin1) noexcept:
+cdef void _sort_new_shape(Writer* w, Member* m, Py_ssize_t n, bint exact) noexcept:
     """Sort members of a shape not recorded; record it on its second object in a row."""
     cdef PyObject** names = w.shape_names
     cdef PyObject* first = m[0].key
@@ -374,8 +404,8 @@ cdef void _sort_new_shape(Writer* w, Member* m, Py_ssize_t n, bint exact, bint l
     if record:
         for j in range(n):
             names[j] = m[j].key
-    # Latin-1 names sort as bytes, mostly by their first 8 (ajp_name_prefix); others by UTF-16 units.
-    _sort_members(m, n, latin1)
+    # Names sort mostly by their prefixes (their first 8 Latin-1 bytes or 4 UTF-16 units).
+    _sort_members(m, n)
     if not record:
         return
     for j in range(sh.n):
@@ -389,26 +419,20 @@ cdef void _sort_new_shape(Writer* w, Member* m, Py_ssize_t n, bint exact, bint l
                 sh.order[s] = <unsigned char>j
                 break
     sh.n = n
+    sh.generation += 1
+    sh.names_ready = False
     w.shapes_live |= 1u << (sh - w.shapes)
-
-
-cdef void _apply_shape(Writer* w, Member* m, Py_ssize_t n) noexcept:
-    """Put members pushed in a recorded shape's insertion order into its sorted order."""
-    cdef Member* tmp = w.shape_tmp
-    cdef Shape* sh = _shape_of(w, m[0].key)
-    cdef Py_ssize_t s
-    memcpy(tmp, m, n * sizeof(Member))
-    for s in range(n):
-        m[s] = tmp[sh.order[s]]
 
 
 cdef int _put_dict(Writer* w, object d) except -1:
     cdef Py_ssize_t i, n, base, written
-    cdef bint exact, latin1, same, shaped
+    cdef bint exact, same, shaped
     cdef Member* m
     cdef PyObject* value
     cdef char* dst
     cdef Step* step
+    cdef Shape* sh = NULL
+    cdef unsigned int generation = 0
     if w.depth >= _MAX_DEPTH:
         _w_fail(w, f"Nesting deeper than {_MAX_DEPTH}")
     n = PyDict_GET_SIZE(d)
@@ -417,17 +441,17 @@ cdef int _put_dict(Writer* w, object d) except -1:
     base = w.mtop
     # Only an array's objects are matched against recorded shapes: those are the records.
     shaped = w.depth > 0 and w.steps[w.depth - 1].key == NULL
-    same = _push_members(w, d, n, &exact, &latin1, shaped)
+    same = _push_members(w, d, n, &exact, shaped, &sh)
     n = w.mtop - base
     if same:
-        # Arrays of records repeat one shape: its order is known, nothing to sort.
-        _apply_shape(w, w.members + base, n)
+        # Arrays of records repeat one shape: its order is known (the members are in it).
+        generation = sh.generation
     elif n > 1:
         if shaped:
-            _sort_new_shape(w, w.members + base, n, exact, latin1)
+            _sort_new_shape(w, w.members + base, n, exact)
         else:
-            # Latin-1 names sort as bytes, mostly by their first 8 (ajp_name_prefix); others by UTF-16 units.
-            _sort_members(w.members + base, n, latin1)
+            # Names sort mostly by their prefixes (their first 8 Latin-1 bytes or 4 UTF-16 units).
+            _sort_members(w.members + base, n)
         if not exact:
             for i in range(1, n):
                 m = &w.members[base + i]
@@ -441,11 +465,17 @@ cdef int _put_dict(Writer* w, object d) except -1:
         m = &w.members[base + i]
         step.key = m.key
         written = 0
-        if w.cap - w.length >= 24:
-            # The usual short ASCII name, with its comma, in one go (no string writer call).
+        if w.cap - w.length >= 32:
+            # The usual short ASCII name, with its comma, in one go (no string writer call):
+            # a record's from the text its shape rendered once, until a nested record of
+            # another shape takes the shape's slot (its generation changes).
             dst = w.data + w.length
             dst[0] = b','
-            written = ajp_put_short_name(dst + (i != 0), m.key)
+            if sh != NULL and sh.generation == generation and sh.name_length[i]:
+                memcpy(dst + (i != 0), sh.names[i], 24)
+                written = sh.name_length[i]
+            else:
+                written = ajp_put_short_name(dst + (i != 0), m.key)
             if written:
                 w.length += written + (i != 0)
         if not written:
@@ -455,11 +485,11 @@ cdef int _put_dict(Writer* w, object d) except -1:
             _w_put_char(w, b':')
         value = w.members[base + i].value
         if PyUnicode_CheckExact(<object>value):
-            written = ajp_put_clean_text(w.data + w.length, w.cap - w.length, value)
+            written = ajp_put_value_text(w.data + w.length, w.cap - w.length, value)
             if written:
                 w.length += written
             else:
-                _put_str(w, <object>value)
+                _put_str_general(w, <object>value)
         elif PyLong_CheckExact(<object>value):
             _put_integer(w, <object>value)
         elif PyFloat_CheckExact(<object>value):

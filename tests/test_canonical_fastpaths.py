@@ -189,3 +189,183 @@ def test_text_and_ints_inline_at_the_buffer_edge(impl):
             chunks = []
             impl.canonicalize_into(value, chunks.append, chunk_size=97)
             assert b"".join(chunks) == oracle(value), (pad, text)
+
+
+# -- text transcoded a block at a time (native/canonical_utf8.h at the avx2 level) -------------
+# Each str kind is encoded 32 bytes of code units a step (32 Latin-1, 16 UCS-2, 8 UCS-4 units):
+# a character needing an escape, or a surrogate, cuts the block; a text's last block is read
+# without passing its end.  The special character goes at every position of strings whose
+# lengths straddle 8/16/32/64 units, in each kind; at the other SIMD levels the same texts
+# take the sse2 and scalar encoders.
+
+BASES = {
+    "ascii": "abcdefghijklmnopqrstuvwxyz0123456789 ",
+    "latin1": "ab\u00e9cd\u00fc\u00ff\u0080 \u00c0xyz",  # includes C1 controls, copied as UTF-8
+    "two-byte": "a\u0434\u07ff\u00e9 \u0100z",
+    "three-byte": "\u4e2d\u0800\uffff\u6587 a\u00e9\u0434\ufffd",
+    "four-byte": "\U0001F600 a\U00010000\U0010ffff\u4e2d\u00e9\u0434xyz",
+    "emoji-words": "word \U0001F680\U0001F3FD and \u200d\U0001F469 text ",
+}
+BLOCK_LENGTHS = list(range(0, 40)) + [47, 48, 49, 63, 64, 65, 66, 95, 96, 97, 127, 128, 129]
+SPECIALS = ['"', "\\", "\n", "\x00", "\x1f", "\b", "\x7f", "\x80", "\u00ff", "\u07ff", "\u0800",
+            "\uffff", "\U00010000", "\U0010ffff"]
+
+
+def text_of(base, n):
+    return (base * (n // len(base) + 1))[:n]
+
+
+@pytest.mark.parametrize("base", list(BASES))
+@pytest.mark.parametrize("special", SPECIALS)
+def test_a_special_character_at_every_position_of_a_block(twins, base, special):
+    native, pure = twins
+    for n in BLOCK_LENGTHS:
+        clean = text_of(BASES[base], n)
+        texts = [clean] + [clean[:i] + special + clean[i + 1 :] for i in range(n)]
+        for text in texts:
+            out = oracle(text)
+            assert native.canonicalize(text) == pure.canonicalize(text) == out, (base, n, repr(text))
+        # Together, as values and names: the texts land at every offset of the output buffer
+        # (names sort by UTF-16 code units, which json.dumps does not: the pure twin is the oracle).
+        doc = {text: [text, n] for text in texts}
+        out = pure.canonicalize(doc)
+        assert native.canonicalize(doc) == out
+        assert json.loads(out) == doc
+
+
+@pytest.mark.parametrize("base", list(BASES))
+@pytest.mark.parametrize("surrogate", ["\ud800", "\udbff", "\udc00", "\udfff"])
+def test_a_surrogate_at_every_position_of_a_block(twins, base, surrogate):
+    def refusal(encode, value):
+        with pytest.raises(EncodeError) as info:
+            encode(value)
+        return str(info.value)
+
+    native, pure = twins
+    for n in BLOCK_LENGTHS:
+        clean = text_of(BASES[base], n)
+        for i in range(n + 1):
+            text = clean[:i] + surrogate + clean[i:]
+            for value in (text, [1, text], {"k": text}, {text: 1}):
+                message = refusal(pure.canonicalize, value)
+                assert message.startswith("String contains a lone surrogate - at `$")
+                assert refusal(native.canonicalize, value) == message, (base, n, i)
+                assert refusal(lambda v: native.canonicalize_into(v, [].append, chunk_size=7), value) == message
+            assert refusal(native.canonicalize, text) == "String contains a lone surrogate - at `$`"
+
+
+@pytest.mark.parametrize("base", list(BASES))
+def test_blocks_meeting_the_end_of_a_chunk(twins, base):
+    # Streaming encodes in place while the chunk surely holds a step, then a block of code
+    # points through a small buffer: every chunk size from 1 up, and texts that start at
+    # every offset of a chunk, give the bytes of the unbounded encoder.
+    native, pure = twins
+    text = text_of(BASES[base], 300) + '"\n' + text_of(BASES[base], 97) + "\x01"
+    for chunk_size in list(range(1, 20)) + [31, 32, 33, 63, 64, 65, 79, 80, 81, 127, 128, 129, 500, 4095, 4096, 4097]:
+        for pad in (0, 1, 5, 17, 33, 70):
+            value = ["p" * pad, text, {text: text}]
+            out = oracle(value)
+            assert streamed_bytes(native, value, chunk_size) == out, (chunk_size, pad)
+            assert streamed_bytes(pure, value, chunk_size) == out
+            assert native.canonicalize(value) == out
+
+
+@pytest.mark.parametrize("base", list(BASES))
+def test_long_texts_grow_the_buffer_on_the_way(twins, base):
+    # Unbounded output starts in a 4 KiB buffer and grows when a step might not fit: texts
+    # crossing that end (and later ones) at every few bytes, with escapes on the way.
+    native, pure = twins
+    body = text_of(BASES[base], 5000)
+    body = body[:1000] + "\t" + body[1000:3000] + '"' + body[3000:]
+    for pad in range(3900, 4120, 7):
+        value = ["x" * pad, body, body[:pad]]
+        assert native.canonicalize(value) == pure.canonicalize(value) == oracle(value), pad
+
+
+def streamed_bytes(twin, value, chunk_size):
+    chunks = []
+    total = twin.canonicalize_into(value, chunks.append, chunk_size=chunk_size)
+    assert all(0 < len(c) <= chunk_size for c in chunks)
+    assert total == sum(map(len, chunks))
+    return b"".join(chunks)
+
+
+def test_every_code_unit_edge_in_every_kind(twins):
+    # The edges of each UTF-8 length and of the escapes, each alone and in a run long enough
+    # for whole blocks, in a Latin-1, UCS-2 and UCS-4 string.
+    native, pure = twins
+    edges = [0x00, 0x07, 0x08, 0x0D, 0x1F, 0x20, 0x21, 0x22, 0x23, 0x5B, 0x5C, 0x5D, 0x7E, 0x7F, 0x80, 0xBF,
+             0xC0, 0xFF, 0x100, 0x7FF, 0x800, 0xFFF, 0x1000, 0xD7FF, 0xE000, 0xFFFD, 0xFFFF, 0x10000, 0x10FFFF]
+    for c in map(chr, edges):
+        for widen in ("", "\u0100", "\U00010000"):
+            for n in (1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 64):
+                text = widen + c * n + widen
+                assert native.canonicalize(text) == pure.canonicalize(text) == oracle(text), (hex(ord(c)), widen, n)
+
+
+# -- names of recorded shapes --------------------------------------------------------------
+
+
+def test_a_nested_record_taking_the_shape_slot_mid_record(twins):
+    # An array's records reuse the member order (and name text) of the previous record of
+    # their names.  A nested record whose first name is the same object as the outer one's
+    # lands in the same slot and records its own shape while the outer record is written.
+    native, pure = twins
+    value = [{"a": [{"a": i, "z": i}] * 3, "b": i, "c": [{"a": 1, "y": 2, "x": 3}] * 2} for i in range(6)]
+    value += [{"a": i, "b": [{"b": 1}, {"a": 2, "b": 3}] * 3} for i in range(4)]
+    for v in (value, {"rows": value}, [value, value]):
+        assert native.canonicalize(v) == pure.canonicalize(v) == oracle(v)
+        for chunk_size in (1, 7, 31, 33, 100):
+            assert streamed_bytes(native, v, chunk_size) == oracle(v)
+
+
+@pytest.mark.parametrize("name", ["n", "sixteen-chars-ok", "seventeen-chars-x", "tab\tname", "caf\u00e9", "\u4e2d",
+                                  "quote\"d", "\U0001F600", ""])
+def test_records_with_names_of_every_kind(twins, name):
+    # Short clean ASCII names are rendered once per shape; the others are written anew.
+    native, pure = twins
+    value = [{name: i, "id": -i, "zz": [i]} for i in range(5)]
+    for pad in range(0, 80, 3):
+        doc = ["p" * pad, value]
+        assert native.canonicalize(doc) == pure.canonicalize(doc) == oracle(doc)
+        assert streamed_bytes(native, doc, 41) == oracle(doc)
+
+
+# -- member-name order by prefixes (RFC 8785 §3.2.3) ----------------------------------------
+# Names sort by their first 8 bytes when all are Latin-1, else by their first 4 UTF-16 code
+# units (an astral character is two of them, so a pair may straddle the 4th), then in full.
+
+NAME_UNITS = ["a", "b", "\x00", "\x7f", "\xe9", "\xff", "\u0100", "\u4e2d", "\ud7ff", "\ue000", "\uffff",
+              "\U00010000", "\U0001F600", "\U0010ffff"]
+
+
+def names_from(rng, kinds):
+    return ["".join(rng.choice(kinds) for _ in range(rng.randint(0, 7))) for _ in range(rng.randint(2, 14))]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_names_sort_by_utf16_units_whatever_their_kinds(twins, seed):
+    import random
+
+    native, pure = twins
+    rng = random.Random(seed)
+    pools = [NAME_UNITS, NAME_UNITS[:6], NAME_UNITS[6:], ["a", "\U0001F600", "\uffff"], ["\x00", "a", "\u4e2d"]]
+    for _ in range(400):
+        value = {name: i for i, name in enumerate(names_from(rng, rng.choice(pools)))}
+        out = pure.canonicalize(value)
+        assert native.canonicalize(value) == out, value
+        assert list(json.loads(out)) == sorted(value, key=lambda k: k.encode("utf-16-be"))
+        records = [dict(value) for _ in range(3)]  # recorded shapes sort once
+        assert native.canonicalize(records) == pure.canonicalize(records)
+
+
+def test_names_with_lone_surrogates_fail_at_the_first_in_order(twins):
+    # Names are sorted before any is written: the refusal names the first one in UTF-16 order.
+    native, pure = twins
+    for names in (["\ud800", "\U00010000"], ["\udc00x", "\ud800y", "\U0001F600"], ["a\udfff", "a\ud800", "a\uffff"],
+                  ["\ue000", "\udbff\udfff", "\U0010ffff"]):
+        value = {name: 1 for name in names}
+        for twin in twins:
+            with pytest.raises(EncodeError) as info:
+                twin.canonicalize(value)
+            assert str(info.value) == str(pytest.raises(EncodeError, pure.canonicalize, value).value)
