@@ -7,6 +7,7 @@
 cdef extern from "canonical_scan.h":
     bint ajp_word_needs_escape(unsigned long long w) nogil
     int ajp_compare_names(int ka, const void* a, Py_ssize_t na, int kb, const void* b, Py_ssize_t nb) nogil
+    int ajp_compare_name_objects(PyObject* a, PyObject* b) nogil
     unsigned long long ajp_name_prefix(const void* data, Py_ssize_t n) nogil
     unsigned long long ajp_name_prefix16(int kind, const void* data, Py_ssize_t n) nogil
     void ajp_prefetch(const void* p) nogil
@@ -31,6 +32,7 @@ cdef extern from "canonical_utf8.h":
     Py_ssize_t ajp_utf8_avx2(int kind, const void* data, Py_ssize_t* pos, Py_ssize_t end, char* dst, Py_ssize_t room, int* status) nogil
     Py_ssize_t ajp_put_text_avx2(char* dst, Py_ssize_t room, PyObject* s) nogil
     Py_ssize_t ajp_put_value_text(char* dst, Py_ssize_t room, PyObject* s) nogil
+    Py_ssize_t ajp_put_value_text_member(char* dst, Py_ssize_t room, PyObject* s) nogil
     void ajp_init_utf8_tables()
 
 
@@ -265,7 +267,7 @@ cdef inline bint _member_less(Member* a, Member* b) noexcept:
     # The names' prefixes first (_push_members: the same kind of prefix for all of them).
     if a.prefix != b.prefix:
         return a.prefix < b.prefix
-    return _compare_names(a.key, b.key) < 0
+    return ajp_compare_name_objects(a.key, b.key) < 0
 
 
 cdef void _sort_members(Member* m, Py_ssize_t n) noexcept:

@@ -443,4 +443,12 @@ AJP_ALWAYS_INLINE Py_ssize_t ajp_put_value_text(char *dst, Py_ssize_t room, PyOb
     return 0;
 }
 
+/* ajp_put_value_text with the ASCII run copier always inline (_put_dict's member values). */
+AJP_ALWAYS_INLINE Py_ssize_t ajp_put_value_text_member(char *dst, Py_ssize_t room, PyObject *s) {
+    if (PyUnicode_IS_COMPACT_ASCII(s)) return ajp_put_clean_text_inline(dst, room, s);
+    /* A compact str is always ready (its data follows the object). */
+    if (AJP_USE_AVX2 && PyUnicode_IS_COMPACT(s)) return ajp_put_text_avx2(dst, room, s);
+    return 0;
+}
+
 #endif /* AJPCORE_CANONICAL_UTF8_H */

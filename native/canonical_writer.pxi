@@ -485,7 +485,7 @@ cdef int _put_dict(Writer* w, object d) except -1:
             _w_put_char(w, b':')
         value = w.members[base + i].value
         if PyUnicode_CheckExact(<object>value):
-            written = ajp_put_value_text(w.data + w.length, w.cap - w.length, value)
+            written = ajp_put_value_text_member(w.data + w.length, w.cap - w.length, value)
             if written:
                 w.length += written
             else:
