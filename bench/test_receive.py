@@ -15,6 +15,10 @@ verify: what no receiver can skip; issue 23's target is the cached receiver at m
 that, counted in instructions by ``bench/callgrind.py``, case ``receive:agent-offer``); and the
 unsafe pipeline
 (orjson + one verify).  Offers are distinct pre-signed copies so the replay guard admits each.
+
+Our receivers are named ``ajpcore-c (...)`` / ``ajpcore-py (...)`` so that ``bench/report.py``
+counts them as ours; the floors are named ``floor (c): ...`` so that it sets each receiver
+against them as against a peer (the ratio the targets speak of).
 """
 
 import base64
@@ -108,7 +112,7 @@ _resolver.blocking = False  # type: ignore[attr-defined]
 
 def test_hmac_receiver(benchmark, core):
     benchmark.group = "receive:hmac"
-    benchmark.name = f"Receiver {core}"
+    benchmark.name = f"ajpcore-{core} (Receiver)"
     feed = _Feed(HMAC_OFFERS, lambda: ajp.Receiver(recipient=ME, secret=SECRET, replay_guard=ajp.MemoryReplayGuard()))
     got = _run(benchmark, feed, lambda r, raw: r.receive(raw, now=NOW))
     assert got.identity is None and got.offer.sender.type == "human"
@@ -116,7 +120,7 @@ def test_hmac_receiver(benchmark, core):
 
 def test_hmac_receive_offer(benchmark, core):
     benchmark.group = "receive:hmac"
-    benchmark.name = f"receive_offer {core}"
+    benchmark.name = f"ajpcore-{core} (receive_offer)"
     feed = _Feed(HMAC_OFFERS, ajp.MemoryReplayGuard)
     got = _run(benchmark, feed, lambda g, raw: ajp.receive_offer(raw, now=NOW, recipient=ME, secret=SECRET, replay_guard=g))
     assert got.sender.type == "human"
@@ -142,7 +146,7 @@ def test_hmac_unsafe_pipeline(benchmark):
 
 def test_agent_receiver_cached_identity(benchmark, core):
     benchmark.group = "receive:ed25519-agent"
-    benchmark.name = f"Receiver, cached identity {core}"
+    benchmark.name = f"ajpcore-{core} (Receiver, cached identity)"
 
     def make():
         r = ajp.Receiver(recipient=ME, declarations=_resolver, pins=MemoryKeyPins(), replay_guard=ajp.MemoryReplayGuard())
@@ -160,7 +164,7 @@ _offers_warm = [ajp.new_offer(sender={"type": "agent", "provenance_id": PID, "de
 
 def test_agent_receive_offer_declaration(benchmark, core):
     benchmark.group = "receive:ed25519-agent"
-    benchmark.name = f"receive_offer(declaration=) {core}"
+    benchmark.name = f"ajpcore-{core} (receive_offer(declaration=))"
     feed = _Feed(AGENT_OFFERS, lambda: (ajp.MemoryReplayGuard(), MemoryKeyPins()))
     got = _run(benchmark, feed, lambda gp, raw: ajp.receive_offer(
         raw, now=NOW, recipient=ME, declaration=DECLARATION, retrieved_from=URL, replay_guard=gp[0], pins=gp[1]))
@@ -170,7 +174,7 @@ def test_agent_receive_offer_declaration(benchmark, core):
 def test_agent_floor_decode_and_one_verify(benchmark, core):
     """What no receiver skips: decode the bytes, one Ed25519 verify of the offer (``ajpcore.verify``)."""
     benchmark.group = "receive:ed25519-agent"
-    benchmark.name = f"floor: decode + 1 verify ({DEFAULT_BACKEND}) {core}"
+    benchmark.name = f"floor ({core}): decode + 1 verify ({DEFAULT_BACKEND})"
     public = KEY.public_key
     from ajpcore import _core
 
@@ -185,7 +189,7 @@ def test_agent_floor_decode_and_one_verify(benchmark, core):
 def test_agent_floor_typed_offer_and_one_verify(benchmark, core):
     """The same floor with the offer read as a typed, schema-checked ``JobOffer`` (what "decoding it" is in ajpcore)."""
     benchmark.group = "receive:ed25519-agent"
-    benchmark.name = f"floor: JobOffer.from_json + 1 verify ({DEFAULT_BACKEND}) {core}"
+    benchmark.name = f"floor ({core}): JobOffer.from_json + 1 verify ({DEFAULT_BACKEND})"
     public = KEY.public_key
 
     def run(_, raw):
