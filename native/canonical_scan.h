@@ -43,14 +43,6 @@ static void ajp_init_escaped_bytes(void) {
     for (c = 0; c < 256; c++) ajp_escaped_byte[c] = c < 0x20 || c == '"' || c == '\\' || c >= 0x80;
 }
 
-#ifndef AJP_ALWAYS_INLINE
-#if defined(__GNUC__) || defined(__clang__)
-#define AJP_ALWAYS_INLINE static inline __attribute__((always_inline))
-#else
-#define AJP_ALWAYS_INLINE static inline
-#endif
-#endif
-
 /* The leading bytes of p[0..n) that need no escape, copied to dst: returns their count.
    Always inline in the value writer (ajp_put_clean_text): left out of line by the compiler
    in the large _put_value, it cost a call and its spills per string (offer +40).  Other
@@ -286,10 +278,7 @@ static inline Py_ssize_t ajp_copy_clean_wide(int kind, char *dst, const void *da
    into block (6 bytes a code point at most).  Returns the bytes written and moves
    *pos; *status: 0 reached end, 1 stopped after 16 plain ASCII characters in a row
    (the caller copies such runs word-wise), 2 stopped after a lone surrogate. */
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((always_inline))
-#endif
-static inline Py_ssize_t ajp_encode_wide_kind(const int kind, const void *data, Py_ssize_t *pos,
+AJP_ALWAYS_INLINE Py_ssize_t ajp_encode_wide_kind(const int kind, const void *data, Py_ssize_t *pos,
                                               Py_ssize_t end, char *block, int *status) {
     static const char hex[] = "0123456789abcdef";
     const uint16_t *p2 = (const uint16_t *)data;

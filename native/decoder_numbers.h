@@ -12,12 +12,7 @@
 
 /* The number reader's entry is compiled into the decoder's loop (decoder.pxi _parse), where a
    document of numbers spends most of its time: a call would save and restore the registers
-   of the whole loop for every number. */
-#if defined(__GNUC__) || defined(__clang__)
-#define AJPCORE_INLINE_ALWAYS inline __attribute__((always_inline))
-#else
-#define AJPCORE_INLINE_ALWAYS inline
-#endif
+   of the whole loop for every number (AJP_ALWAYS_INLINE, simd.h). */
 
 /* ---------------------------------------------------------------------------
    Numbers: the correctly rounded binary64 of a decimal literal, as float(text) gives it,
@@ -265,7 +260,7 @@ static inline uint64_t ajpcore_digits32(const unsigned char *p) {
    path decides: every literal it leaves (-1) the general path leaves to the full reader too
    (a run reaching the mask's end is longer than 19 significant digits allow). */
 #define AJPCORE_NUMBER_WINDOW 64
-static AJPCORE_INLINE_ALWAYS Py_ssize_t ajpcore_scan_number_window(const unsigned char *p, Py_ssize_t i, int negative,
+AJP_ALWAYS_INLINE Py_ssize_t ajpcore_scan_number_window(const unsigned char *p, Py_ssize_t i, int negative,
                                                     long long *out, double *fout, int *is_float) {
     uint64_t nondigit = ~ajpcore_digits32(p + i);  /* bits 32..63 set: the mask's end stops every run */
     Py_ssize_t run = __builtin_ctzll(nondigit), fraction;
@@ -337,7 +332,7 @@ static AJPCORE_INLINE_ALWAYS Py_ssize_t ajpcore_scan_number_window(const unsigne
 static Py_ssize_t ajpcore_scan_number_near_end(const unsigned char *p, Py_ssize_t i, Py_ssize_t n, int negative,
                                                long long *out, double *fout, int *is_float);
 
-static AJPCORE_INLINE_ALWAYS Py_ssize_t ajpcore_scan_number(const unsigned char *p, Py_ssize_t i, Py_ssize_t n, long long *out,
+AJP_ALWAYS_INLINE Py_ssize_t ajpcore_scan_number(const unsigned char *p, Py_ssize_t i, Py_ssize_t n, long long *out,
                                                             double *fout, int *is_float) {
     int negative = 0;
     if (p[i] == '-') {

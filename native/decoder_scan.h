@@ -173,7 +173,7 @@ static const unsigned char ajpcore_utf8_3_span[16] = {
 /* Check the string body starting at p[first] up to its closing quote; p[first:i] is
    already known to be well formed (ASCII but for `shrink` bytes more than its code points:
    escapes already read).  The first problem in byte order is reported. */
-static inline __attribute__((always_inline)) int ajpcore_scan_string_at(const unsigned char *p, Py_ssize_t first,
+AJP_ALWAYS_INLINE int ajpcore_scan_string_at(const unsigned char *p, Py_ssize_t first,
                                                                         Py_ssize_t i, Py_ssize_t n, Py_ssize_t shrink,
                                                                         ajpcore_str_scan *r) {
     /* shrink: bytes minus code points */

@@ -223,7 +223,7 @@ static inline AJP_TARGET_AVX2 int ajpcore_u8_is_short(const unsigned char *p, Py
    U+FFC0..U+FFFF, a few supplementary characters) goes to the scalar code, which decides.
    Problems are gathered and looked at once, where the string or a run before an escape ends:
    the scalar code then finds the first one in byte order. */
-static inline __attribute__((always_inline)) AJP_TARGET_AVX2 int ajpcore_scan_text_avx2_at(
+AJP_ALWAYS_INLINE AJP_TARGET_AVX2 int ajpcore_scan_text_avx2_at(
     const unsigned char *p, Py_ssize_t first, Py_ssize_t i, Py_ssize_t n, Py_ssize_t shrink, Py_ssize_t escape,
     ajpcore_str_scan *r) {
     const __m256i t_first_high = AJPCORE_K(first_high);

@@ -409,7 +409,7 @@ static void ajpcore_utf8_init(void) {}
    text, see ajpcore_scan_text_avx2).  A new reference, r->end at its closing
    quote; or NULL: *status says the refusal (r as ajpcore_scan_string leaves it), or is
    AJPCORE_STR_OK with a Python exception set (no memory). */
-static inline __attribute__((always_inline)) PyObject *ajpcore_text_from(
+AJP_ALWAYS_INLINE PyObject *ajpcore_text_from(
     const unsigned char *p, Py_ssize_t first, Py_ssize_t i, Py_ssize_t n, Py_ssize_t shrink, Py_ssize_t escape,
     ajpcore_str_scan *r, int *status) {
     PyObject *s;

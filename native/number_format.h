@@ -11,14 +11,6 @@
 
 #include "simd.h"
 
-#ifndef AJP_ALWAYS_INLINE
-#if defined(__GNUC__) || defined(__clang__)
-#define AJP_ALWAYS_INLINE static inline __attribute__((always_inline))
-#else
-#define AJP_ALWAYS_INLINE static inline
-#endif
-#endif
-
 /* -- bit helpers ------------------------------------------------------------------------- */
 
 /* Trailing / leading zero bits of x != 0. */

@@ -37,6 +37,15 @@
 #define AJP_BUILD_AVX2 0
 #endif
 
+/* A static function the compiler must inline wherever it is called (where a call would save and
+   restore the registers of a hot loop, or where each caller needs its own specialised copy); the
+   one spelling of the attribute for the native core's headers. */
+#if defined(__GNUC__) || defined(__clang__)
+#define AJP_ALWAYS_INLINE static inline __attribute__((always_inline))
+#else
+#define AJP_ALWAYS_INLINE static inline
+#endif
+
 /* The level in use.  Set once by ajp_simd_set while the module is imported, before any other
    of its functions can run; only read afterwards. */
 static int ajp_simd = AJP_BUILD_SSE2 ? AJP_SIMD_SSE2 : AJP_SIMD_SCALAR;
