@@ -23,11 +23,6 @@
 /* Characters after the first escape a string may have to be decided here (the local buffer). */
 #define AJPCORE_ESC_CAP 4096
 
-/* RFC 8259 §7: the character of each two-character escape by its second byte; 0: not one. */
-static const unsigned char ajpcore_esc_short[256] = {
-    [0x22] = 0x22, [0x2F] = 0x2F, [0x5C] = 0x5C, [0x62] = 0x08,
-    [0x66] = 0x0C, [0x6E] = 0x0A, [0x72] = 0x0D, [0x74] = 0x09};
-
 /* The escape whose backslash is p[*i], when it stands for an ASCII character (a two-character
    escape, or \u0000..\u007F): that character, with *i just after the escape; else -1 (nothing
    changed: the two steps decide). */

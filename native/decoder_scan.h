@@ -96,6 +96,11 @@ static inline Py_UCS4 ajpcore_char_class(Py_UCS4 cp) {
     return cp < 0x80 ? 0x7F : cp < 0x100 ? 0xFF : cp < 0x10000 ? 0xFFFF : 0x10FFFF;
 }
 
+/* RFC 8259 §7: the character of each two-character escape by its second byte; 0: not one. */
+static const unsigned char ajpcore_esc_short[256] = {
+    [0x22] = 0x22, [0x2F] = 0x2F, [0x5C] = 0x5C, [0x62] = 0x08,
+    [0x66] = 0x0C, [0x6E] = 0x0A, [0x72] = 0x0D, [0x74] = 0x09};
+
 static inline int ajpcore_hex_digit(unsigned int c) {
     if (c - 0x30u < 10u) return (int)(c - 0x30u);
     c |= 0x20u;
@@ -130,7 +135,7 @@ static inline int ajpcore_scan_escape(const unsigned char *p, Py_ssize_t j, Py_s
     if (j + 1 >= n) { r->end = n; return AJPCORE_STR_EOF; }
     e = p[j + 1];
     if (e != 0x75) {
-        if (e == 0x22 || e == 0x5C || e == 0x2F || e == 0x62 || e == 0x66 || e == 0x6E || e == 0x72 || e == 0x74) {
+        if (ajpcore_esc_short[e]) {
             *shrink += 1;
             *i = j + 2;
             return AJPCORE_STR_OK;
@@ -284,16 +289,8 @@ static inline Py_UCS4 ajpcore_hex4_checked(const unsigned char *p) {
            | ((Py_UCS4)ajpcore_hex_digit(p[2]) << 4) | (Py_UCS4)ajpcore_hex_digit(p[3]);
 }
 
-static inline Py_UCS4 ajpcore_short_escape(unsigned int e) {
-    switch (e) {
-    case 0x62: return 0x08;
-    case 0x66: return 0x0C;
-    case 0x6E: return 0x0A;
-    case 0x72: return 0x0D;
-    case 0x74: return 0x09;
-    default: return e;  /* " \ / */
-    }
-}
+/* The character of a checked two-character escape (its second byte e). */
+static inline Py_UCS4 ajpcore_short_escape(unsigned int e) { return ajpcore_esc_short[e]; }
 
 /* In a checked string body, a run of 3-byte characters (p is at one): two per 8-byte load
    while both leads are E0..EF (their continuation bytes are known to follow), then at most
