@@ -208,31 +208,32 @@ AJP_ALWAYS_INLINE Py_ssize_t ajp_put_short_name(char *dst, PyObject *s) {
 /* An exact str that is compact ASCII needing no escape (the usual value), written as
    "text" to dst, which has room for `room` bytes: short ones as ajp_put_short_text,
    longer ones by the run copier when the room holds n + 18 bytes.  Returns the bytes
-   written, or 0 to leave the text to the general string writer. */
-AJP_ALWAYS_INLINE Py_ssize_t ajp_put_clean_text(char *dst, Py_ssize_t room, PyObject *s) {
+   written, or 0 to leave the text to the general string writer.  copier_inline, a constant
+   at each of the two callers below: the run copier always inline, else as the compiler
+   chooses. */
+AJP_ALWAYS_INLINE Py_ssize_t ajp_put_clean_text_by(char *dst, Py_ssize_t room, PyObject *s, const int copier_inline) {
+    const unsigned char *data;
     Py_ssize_t n;
     if (!PyUnicode_IS_COMPACT_ASCII(s)) return 0;
     n = PyUnicode_GET_LENGTH(s);
     if (n <= 16) return room >= 20 ? ajp_put_short_text(dst, s) : 0;
     if (room < n + 18) return 0;
     dst[0] = '"';
-    if (ajp_copy_clean_ascii(dst + 1, (const unsigned char *)(((PyASCIIObject *)s) + 1), n) != n) return 0;
+    data = (const unsigned char *)(((PyASCIIObject *)s) + 1);
+    if ((copier_inline ? ajp_copy_clean_ascii_inline(dst + 1, data, n) : ajp_copy_clean_ascii(dst + 1, data, n)) != n)
+        return 0;
     dst[n + 1] = '"';
     return n + 2;
+}
+
+AJP_ALWAYS_INLINE Py_ssize_t ajp_put_clean_text(char *dst, Py_ssize_t room, PyObject *s) {
+    return ajp_put_clean_text_by(dst, room, s, 0);
 }
 
 /* ajp_put_clean_text with the run copier always inline: for the member values of
    _put_dict (the offer's strings), where the compiler left it out of line. */
 AJP_ALWAYS_INLINE Py_ssize_t ajp_put_clean_text_inline(char *dst, Py_ssize_t room, PyObject *s) {
-    Py_ssize_t n;
-    if (!PyUnicode_IS_COMPACT_ASCII(s)) return 0;
-    n = PyUnicode_GET_LENGTH(s);
-    if (n <= 16) return room >= 20 ? ajp_put_short_text(dst, s) : 0;
-    if (room < n + 18) return 0;
-    dst[0] = '"';
-    if (ajp_copy_clean_ascii_inline(dst + 1, (const unsigned char *)(((PyASCIIObject *)s) + 1), n) != n) return 0;
-    dst[n + 1] = '"';
-    return n + 2;
+    return ajp_put_clean_text_by(dst, room, s, 1);
 }
 
 /* The same for UCS-2 / UCS-4 text (PEP 393 kinds 2 and 4): copies the leading plain
