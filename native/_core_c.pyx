@@ -213,6 +213,7 @@ include "canonical_writer.pxi"
 include "decoded_tree.pxi"
 include "decoder.pxi"
 include "decoder_names.pxi"  # native only: member-name caches
+include "decoder_numbers.pxi"  # native only: the number reader's general path
 include "hmac_sink.pxi"
 include "hmac_check.pxi"
 include "ed25519_checks.pxi"

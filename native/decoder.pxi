@@ -20,7 +20,6 @@ cdef extern from "Python.h":
     PyObject* _float_from_double "PyFloat_FromDouble" (double v) except NULL
     void* PyUnicode_1BYTE_DATA(object o)
     const char* PyUnicode_AsUTF8AndSize(object o, Py_ssize_t* size) except NULL
-    double PyOS_string_to_double(const char* s, char** endptr, PyObject* overflow_exception) except? -1.0
     Py_hash_t PyObject_Hash(object o) except? -1
     bint PyByteArray_Check(object o)
     bint PyMemoryView_Check(object o)
@@ -30,9 +29,6 @@ cdef extern from "Python.h":
     char* PyByteArray_AS_STRING(object o)
     Py_ssize_t PyByteArray_GET_SIZE(object o)
     object PyUnicode_AsEncodedString(object o, const char* encoding, const char* errors)
-
-cdef extern from "math.h":
-    bint isinf(double x) nogil
 
 cdef extern from "decoder_scan.h":
     ctypedef struct ajpcore_str_scan:
@@ -61,38 +57,6 @@ cdef extern from "decoder_utf8_write.h":  # includes decoder_utf8.h
     Py_ssize_t _scan_plain_any "ajpcore_scan_plain_any" (const unsigned char* p, Py_ssize_t i, Py_ssize_t n) nogil
     PyObject* _text_str "ajpcore_text_str" (const unsigned char* p, Py_ssize_t first, Py_ssize_t i, Py_ssize_t n, ajpcore_str_scan* r, int* status)
     PyObject* _escaped_str "ajpcore_escaped_str" (const unsigned char* p, Py_ssize_t first, Py_ssize_t i, Py_ssize_t n, ajpcore_str_scan* r, int* status)
-
-cdef extern from "decoder_numbers.h":
-    enum:
-        AJPCORE_POW5_MIN
-        AJPCORE_POW5_MAX
-    unsigned long long ajpcore_pow5_128[651][2]  # AJPCORE_POW5_MAX - AJPCORE_POW5_MIN + 1
-    int _parse_double "ajpcore_parse_double" (const unsigned char* p, Py_ssize_t i, Py_ssize_t end, double* out) nogil
-    Py_ssize_t _scan_number "ajpcore_scan_number" (const unsigned char* p, Py_ssize_t i, Py_ssize_t n, long long* out, double* fout, int* is_float) nogil
-    bint _literal_at "ajpcore_literal_at" (const unsigned char* p, const char* word, Py_ssize_t size) nogil
-
-
-cdef void _init_pow5_128():
-    """5^q for the Eisel-Lemire reader, from exact integers: for q >= 0 its top 128 bits; for
-    q < 0 the top 128 bits of 2^b / 5^-q, rounded up (so the product errs in one direction)."""
-    cdef object q, v, p5  # Python ints: 5^342 does not fit a C type
-    for q in range(AJPCORE_POW5_MIN, AJPCORE_POW5_MAX + 1):
-        if q >= 0:
-            v = 5 ** q
-            v = v << (128 - v.bit_length()) if v.bit_length() <= 128 else v >> (v.bit_length() - 128)
-        else:
-            p5 = 5 ** -q
-            z = (p5 - 1).bit_length()  # the least z with 2^z >= 5^-q
-            if q >= -27:
-                v = (1 << (z + 127)) // p5 + 1
-            else:
-                v = (1 << (2 * z + 128)) // p5 + 1
-                v >>= max(0, v.bit_length() - 128)
-        ajpcore_pow5_128[q - AJPCORE_POW5_MIN][0] = v >> 64
-        ajpcore_pow5_128[q - AJPCORE_POW5_MIN][1] = v & 0xFFFFFFFFFFFFFFFF
-
-
-_init_pow5_128()
 
 # Per byte: 1 = JSON whitespace (RFC 8259 §2).
 cdef unsigned char _IS_WS[256]
@@ -132,8 +96,6 @@ cdef void _init_decode_tables():
 
 _init_decode_tables()
 _utf8_init()
-
-cdef long long _INT_DIGITS_SAFE = 15
 
 # The native reader: the same steps as ``_StrictParser`` of the pure twin, over a C buffer.
 # A Parser lives on the C stack of its decode call (see OpenTree) and its functions take it
@@ -475,93 +437,6 @@ cdef PyObject* _parse_text(Parser* self, Py_ssize_t start, Py_ssize_t i) except 
         _string_error(self, status, &r)
     self.i = r.end + 1
     return s
-
-cdef object _parse_any_number(Parser* self, Py_ssize_t start):
-    """``parse_number`` of every other number, and the refusals."""
-    cdef const unsigned char* p = self.p
-    cdef Py_ssize_t n = self.n
-    cdef Py_ssize_t i = start, size, k
-    cdef bint negative = False, is_int = True
-    cdef long long v = 0
-    cdef char small[64]
-    cdef char* text
-    cdef double x
-    cdef unsigned char c
-    if p[i] == 0x2D:
-        negative = True
-        i += 1
-    if i >= n:
-        _eof(self)
-    c = p[i]
-    if c == 0x30:
-        i += 1
-        if i < n and 0x30 <= p[i] <= 0x39:
-            _fail(self, "leading zeros are not allowed", i)
-    elif 0x31 <= c <= 0x39:
-        while i < n and 0x30 <= p[i] <= 0x39:
-            i += 1
-    else:
-        _fail(self, "invalid number", i)
-    if i < n and p[i] == 0x2E:
-        i = _digits_after(self, i + 1)
-        is_int = False
-    if i < n and (p[i] == 0x65 or p[i] == 0x45):
-        i += 1
-        if i < n and (p[i] == 0x2B or p[i] == 0x2D):
-            i += 1
-        i = _digits_after(self, i)
-        is_int = False
-    self.i = i
-    size = i - start
-    if is_int:
-        if size - negative <= 18:  # fits a long long
-            for k in range(start + negative, i):
-                v = v * 10 + (p[k] - 0x30)
-            if v <= _MAX_SAFE_INT:
-                return PyLong_FromLongLong(-v if negative else v)
-            # The int rule's first case in C: the literal is its own double.
-            x = <double>v  # correctly rounded, as float(int) is
-            if x < 9.2e18 and <long long>x == v:
-                return PyLong_FromLongLong(-v if negative else v)
-        try:
-            return _decode_big_int(PyBytes_FromStringAndSize(<const char*>p + start, size))
-        except _Refusal as exc:
-            _fail(self, str(exc), start)
-    # float(text) exactly: the correctly rounded binary64, read directly when that is
-    # decidable (ajpcore_parse_double), else by the conversion CPython's float() uses.
-    if _parse_double(p, start, i, &x):
-        return PyFloat_FromDouble(x)
-    if size < 64:
-        memcpy(small, p + start, size)
-        small[size] = 0
-        x = PyOS_string_to_double(small, NULL, NULL)
-    else:
-        text = <char*>PyMem_Malloc(size + 1)
-        if text == NULL:
-            raise MemoryError()
-        try:
-            memcpy(text, p + start, size)
-            text[size] = 0
-            x = PyOS_string_to_double(text, NULL, NULL)
-        finally:
-            PyMem_Free(text)
-    if isinf(x):
-        # RFC 7493 §2.2: the value must fit binary64.
-        _fail(self, "number out of range for binary64", start)
-    return PyFloat_FromDouble(x)
-
-cdef Py_ssize_t _digits_after(Parser* self, Py_ssize_t i) except -1:
-    cdef const unsigned char* p = self.p
-    cdef Py_ssize_t n = self.n
-    if i >= n:
-        _eof(self)
-    if not (0x30 <= p[i] <= 0x39):
-        _fail(self, "invalid number", i)
-    i += 1
-    while i < n and 0x30 <= p[i] <= 0x39:
-        i += 1
-    return i
-
 
 cdef object _decode_buffer(const unsigned char* p, Py_ssize_t n, object max_depth, bint allow_duplicate_keys):
     cdef Parser d

@@ -27,7 +27,7 @@
 #define AJPCORE_POW5_MAX 308
 /* [q - AJPCORE_POW5_MIN] = {high, low} 64-bit words of 5^q scaled into [2^127, 2^128):
    truncated for q >= 0, the reciprocal rounded up for q < 0 (filled at import by
-   decoder.pxi from exact integers). */
+   decoder_numbers.pxi from exact integers). */
 static uint64_t ajpcore_pow5_128[AJPCORE_POW5_MAX - AJPCORE_POW5_MIN + 1][2];
 
 static const double ajpcore_exact_pow10[23] = {
