@@ -146,7 +146,7 @@ def _check_file_sets(session: nox.Session, sdist: Path, wheels: list[Path]) -> N
     info = f"ajpcore-{VERSION}.dist-info/"
     for wheel in wheels:
         with zipfile.ZipFile(wheel) as z:
-            names = set(z.namelist())
+            names = {name for name in z.namelist() if not name.endswith("/")}  # repair adds folder entries
         native = {n for n in names if n.startswith("ajpcore/_core_c.") and n.endswith(".so")}
         if wheel.name.endswith("-py3-none-any.whl") != (not native) or len(native) > 1:
             session.error(f"{wheel.name}: native core files {sorted(native)}")
@@ -211,7 +211,7 @@ def wheels(session: nox.Session) -> None:
     shutil.rmtree(raw)
     session.run("python", "-m", "pip", "wheel", "--no-deps", "--no-cache-dir", "-w", str(DIST), str(tree),
                 env={"AJPCORE_NO_EXTENSIONS": "1"})
-    platform_wheels = sorted(DIST.glob(f"*-{WHEEL_PLATFORM}*.whl"))
+    platform_wheels = sorted(DIST.glob(f"*.{WHEEL_PLATFORM}.whl"))
     pure_wheels = sorted(DIST.glob("*-py3-none-any.whl"))
     if len(platform_wheels) != len(PYTHONS) or len(pure_wheels) != 1:
         session.error(f"expected {len(PYTHONS)} {WHEEL_PLATFORM} wheels and one pure wheel: {sorted(p.name for p in DIST.glob('*.whl'))}")
@@ -289,6 +289,7 @@ def tests(session: nox.Session) -> None:
     session.chdir(tree)
     session.run("bash", "-c", command, external=True)
     # Which core ran: the one the wheels job compiled for this Python, when it did.
+    session.chdir(tempfile.gettempdir())  # the installed ajpcore, not the tree's
     probe = "import ajpcore._core_c as c; print(c.__file__)"
     installed = Path((session.run("python", "-c", probe, silent=True) or "").strip().splitlines()[-1])
     kept = sorted((DIST / "build").glob(f"lib.*/ajpcore/{installed.name}"))

@@ -62,6 +62,11 @@ class OptionalBuildExt(build_ext):
             self._degrade(exc)
 
     def build_extension(self, ext):
+        if getattr(ext, "reuse_built", False) and not self.inplace:
+            # AJPCORE_BUILD_BASE holds it, newer than every native/ source (_built_core_up_to_date):
+            # build_lib already has it, where the wheel or install takes it from.
+            sys.stderr.write(f"ajpcore: reusing {self.get_ext_fullpath(ext.name)}: newer than every native/ source\n")
+            return
         try:
             super().build_extension(ext)
         except Exception as exc:
@@ -92,7 +97,8 @@ def _built_core_up_to_date(base):
 
     Checked here, before Cython: Cython's own check also weighs its installed
     ``.pxd`` files, which a fresh isolated build environment always makes newer.
-    The generated ``native/_core_c.c`` must be there too (the earlier build left it).
+    The generated ``native/_core_c.c`` must be there too (the earlier build left it); another
+    Python's build may have generated it again since (the same text), so only its presence counts.
     """
     if not base:
         return False
@@ -102,7 +108,7 @@ def _built_core_up_to_date(base):
     if len(built) != 1 or not os.path.exists("native/_core_c.c"):
         return False
     newest = max(os.path.getmtime(path) for path in sources if not path.endswith(".c"))
-    return os.path.getmtime(built[0]) > newest and os.path.getmtime("native/_core_c.c") > newest
+    return os.path.getmtime(built[0]) > newest
 
 
 def extensions():
@@ -119,9 +125,9 @@ def extensions():
         extra_link_args=link_args,
     )
     if _built_core_up_to_date(KEPT_BUILD_BASE):
-        sys.stderr.write(f"ajpcore: reusing the native core built in {KEPT_BUILD_BASE} (up to date)\n")
-        # build_ext finds it up to date too, and copies it ("skipping 'ajpcore._core_c' extension").
-        return [Extension("ajpcore._core_c", ["native/_core_c.c"], **options)]
+        reused = Extension("ajpcore._core_c", ["native/_core_c.c"], **options)
+        reused.reuse_built = True  # OptionalBuildExt compiles nothing
+        return [reused]
     try:
         from Cython.Build import cythonize
     except ImportError:
