@@ -197,7 +197,7 @@ def wheels(session: nox.Session) -> None:
     _clean_env(session)
     session.install(*WHEEL_TOOLS)
     shutil.rmtree(DIST, ignore_errors=True)
-    session.run("python", "-m", "build", "--sdist", "--outdir", str(DIST), str(ROOT))
+    session.run("python", "-m", "build", "--quiet", "--sdist", "--outdir", str(DIST), str(ROOT))
     (sdist,) = DIST.glob("*.tar.gz")
     tree = _unpacked_sdist(sdist)
     raw = DIST / "raw"
@@ -260,7 +260,7 @@ def _sdist_tree(session: nox.Session) -> Path:
     if not found:
         session.log("no sdist in dist/ (the wheels job did not run): building one")
         session.install("build")
-        session.run("python", "-m", "build", "--sdist", "--outdir", str(DIST), str(ROOT))
+        session.run("python", "-m", "build", "--quiet", "--sdist", "--outdir", str(DIST), str(ROOT))
         found = sorted(DIST.glob(f"ajpcore-{VERSION}.tar.gz"))
     return _unpacked_sdist(found[0])
 
