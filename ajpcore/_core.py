@@ -4,6 +4,10 @@
 ``AJPCORE_REQUIRE_EXTENSIONS`` makes a missing native core an ImportError naming
 it and how to build it; otherwise the native core is used when it imports.
 Decided once, at import.  ``PURE_REASON`` says why the pure twin runs (None: native).
+``clear_hmac_cache()`` forgets the HMAC secrets the core caches and every cache of
+them a higher layer registered with ``forget_with_hmac_cache`` (the replay
+identities of ``ajpcore.ajp``): the registry lives on this floor, so nothing
+here needs to know those layers.
 ``SIMD`` is the native core's vector level (``"avx2"``, ``"sse2"`` or ``"scalar"``: the best
 the CPU has, or the one ``AJPCORE_SIMD`` forces; see native/simd.h), None on the pure twin.
 """
@@ -12,9 +16,9 @@ from __future__ import annotations
 
 import importlib
 import os
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Callable, List, Optional
 
-__all__ = ["BACKEND", "PURE_REASON", "SIMD", "impl"]
+__all__ = ["BACKEND", "PURE_REASON", "SIMD", "clear_hmac_cache", "forget_with_hmac_cache", "impl"]
 
 _TRUE = {"1", "true", "yes", "on"}
 _BUILD_HINT = (
@@ -48,3 +52,22 @@ else:
 
 BACKEND = "c" if PURE_REASON is None else "py"
 SIMD: Optional[str] = getattr(impl, "SIMD", None) if BACKEND == "c" else None
+
+
+_HMAC_SECRET_CACHES: List[Callable[[], None]] = []
+
+
+def forget_with_hmac_cache(forget: Callable[[], None]) -> Callable[[], None]:
+    """Register ``forget`` (a cache of HMAC secrets above the core) to run at each ``clear_hmac_cache()``.
+
+    Returns ``forget``, so it works as a decorator.
+    """
+    _HMAC_SECRET_CACHES.append(forget)
+    return forget
+
+
+def clear_hmac_cache() -> None:
+    """Forget every cached HMAC secret: the core's keyed states and the replay identities of ``ajpcore.ajp``."""
+    impl.clear_hmac_cache()
+    for forget in tuple(_HMAC_SECRET_CACHES):
+        forget()

@@ -1,7 +1,12 @@
 # Stub for the compiled twin ajpcore._core_c; signatures identical to ajpcore._core_py.
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Tuple
 
 MAX_DEPTH: int
+
+# -- the SIMD level (native/simd.h; the native core only) --
+SIMD_LEVELS: Tuple[str, ...]
+SIMD_AVAILABLE: Tuple[str, ...]
+SIMD: str
 
 def canonicalize(value: Any) -> bytes: ...
 def canonicalize_into(value: Any, write: Callable[[bytes], Any], *, chunk_size: int = 65536) -> int: ...

@@ -38,26 +38,46 @@ class AjpError(Exception):
     def error_body(self) -> Dict[str, Any]:
         """The AJP ``ErrorBody`` a server answers this refusal with, as a JSON object.
 
-        One definition for every error: ``ajpcore.ajp.error_response`` (which also
-        gives the HTTP status).  This module knows nothing of the protocol layer:
-        the package installs that mapping when it is imported
-        (``_install_error_body``).
+        One definition for every error: ``_answer`` below, which
+        ``ajpcore.ajp.error_response`` (status and ``ErrorBody``) also answers with.
         """
-        return _ERROR_BODY[0](self)
+        return _answer(self, "JobOffer")[1]
 
 
-def _no_error_body(exc: AjpError) -> Dict[str, Any]:
-    raise RuntimeError("no error-body mapping installed: import `ajpcore` (it installs `ajpcore.ajp`'s)")
+# The AJP answer to a refusal (AJP §"Errors"): each error's ``status`` and ``code`` above
+# pick it; the titles are the ``error`` member of the ``ErrorBody`` per status.
+_TITLES = {400: "Invalid JobOffer", 401: "Invalid signature", 402: "Budget refused",
+           403: "Sender identity could not be established", 404: "Job not found", 409: "Duplicate job",
+           429: "Too many requests", 503: "Service unavailable"}
 
 
-# The function behind `AjpError.error_body`, injected by the package's `__init__`
-# (a one-element list so the installer needs no `global`).
-_ERROR_BODY: List[Callable[[AjpError], Dict[str, Any]]] = [_no_error_body]
+def _answer(exc: BaseException, message: str) -> Tuple[int, Dict[str, Any]]:
+    """The HTTP status and ``ErrorBody`` members that answer ``exc`` (the refused ``message`` names 400s).
 
-
-def _install_error_body(mapping: Callable[[AjpError], Dict[str, Any]]) -> None:
-    """Make ``mapping(exc)`` what ``AjpError.error_body()`` returns."""
-    _ERROR_BODY[0] = mapping
+    The rules are ``ajpcore.ajp.error_response``'s (its docstring states them);
+    they live here, beside the statuses and codes they read, so this module
+    imports nothing of ajpcore and the protocol layer builds on it.
+    """
+    invalid = f"Invalid {message}"
+    if isinstance(exc, Busy):
+        return 429, {"error": _TITLES[429], "code": exc.code, "reason": str(exc), "retry_after": exc.retry_after}
+    if isinstance(exc, InvalidMessage):
+        return 400, {"error": invalid, "code": exc.code, "errors": list(exc.errors)}
+    if isinstance(exc, ValidationError):
+        return 400, {"error": invalid, "code": exc.code, "errors": [f"{reason} - at `{path}`" for path, reason in exc.errors]}
+    if isinstance(exc, DecodeError):
+        return 400, {"error": invalid, "code": exc.code, "errors": [str(exc)]}
+    if isinstance(exc, RecipientMismatch):
+        return 403, {"error": "Offer addressed to another agent", "code": exc.code, "reason": str(exc)}
+    if isinstance(exc, StateUnavailable):
+        reason = "the receiver cannot reach its replay or key-pin store; retry later"
+        return 503, {"error": _TITLES[503], "code": exc.code, "reason": reason, "retry_after": exc.retry_after}
+    if isinstance(exc, AjpError) and exc.status in _TITLES:
+        title = invalid if exc.status == 400 else _TITLES[exc.status]
+        return exc.status, {"error": title, "code": exc.code, "reason": str(exc)}
+    if isinstance(exc, AjpError) and 400 <= exc.status < 500:
+        return exc.status, {"error": "Request refused", "code": exc.code, "reason": str(exc)}
+    return 500, {"error": "Internal error"}
 
 
 class EncodeError(AjpError, TypeError):

@@ -39,7 +39,7 @@ from ajpcore.errors import (
     WeakKey,
     format_path,
 )
-from ajpcore._core_py import _format_int as _py_format_int  # rare path: ints beyond 2**53
+from ajpcore._core_rules import _format_int as _rule_format_int  # rare path: ints beyond 2**53
 
 cdef extern from "Python.h":
     ctypedef struct PyBytesObject

@@ -24,7 +24,7 @@ cdef void _w_init(Writer* w, Py_ssize_t chunk, object write):
         w.shapes[i].seen = NULL  # shapes are recorded within one call only
 
 
-from ajpcore._core_py.canonical_writer import _RECURSION_REASON  # one text for both twins
+from ajpcore._core_rules import _RECURSION_REASON  # one text for both twins
 
 cdef Writer* _spare_writer = NULL  # one heap Writer kept between calls (the GIL guards it)
 

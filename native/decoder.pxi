@@ -6,7 +6,7 @@
 
 cimport cython
 
-from ajpcore._core_py import (  # the error texts and the big-int rule are shared, never duplicated
+from ajpcore._core_rules import (  # the error texts and the big-int rule both twins share
     _Refusal,
     _decode_big_int,
     _decode_error,

@@ -89,7 +89,7 @@ cdef int _put_int(Writer* w, object v) except -1:
         return _put_ll(w, n)
     _w_own(w)  # Python code runs (and may collect garbage) from here
     try:
-        text = _py_format_int(int.__index__(v), _unlocated).encode('ascii')
+        text = _rule_format_int(int.__index__(v), _unlocated).encode('ascii')
     except EncodeError as exc:
         _w_fail(w, exc.reason)
     return _w_put(w, PyBytes_AS_STRING(text), len(text))

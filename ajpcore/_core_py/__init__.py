@@ -13,40 +13,50 @@ same name in ``native/``:
 - ``ed25519_checks``     Ed25519 byte-level key and signature checks (RFC 8032)
 - ``rfc3339``            strict RFC 3339 ``date-time`` to microseconds (section 5.6)
 
-``limits`` holds what the native header (``native/_core_c.pyx``) declares for
-all of them.  This package is the reference: where the twins disagree, it
-states the intended behaviour.  It exposes the names the native module exposes,
-plus the private helpers the native core and the tests share with it.
+The texts and rules both twins must share (the limits, the int rule beyond
+2**53, the decoder's error texts) live below both, in ``ajpcore._core_rules``:
+the native core imports that module, never this package.  This package is the
+reference: where the twins disagree, it states the intended behaviour.  It
+exposes the names the native module exposes, plus the private helpers the
+tests and the fuzz harness drive directly.
 """
 
 from __future__ import annotations
 
-from .limits import MAX_DEPTH
-from .number_format import _format_double as _format_double  # ajpcore.strategies
-from .number_format import _format_int as _format_int  # the native core's ints beyond 2**53
+import sys as _sys
+from types import ModuleType as _ModuleType
+
+from .._core_rules import MAX_DEPTH
+from .number_format import _format_double as _format_double  # the twin of the native `_format_double`
 from .canonical_writer import canonicalize, canonicalize_into
 from .decoder import decode
-# The native decoder shares these error texts and the big-int rule; tests and the
-# fuzz harness drive the reference parser directly.
-from .decoder import _decode_big_int as _decode_big_int
-from .decoder import _decode_error as _decode_error
-from .decoder import _duplicate_reason as _duplicate_reason
+# Tests and the fuzz harness drive the reference parser directly.
 from .decoder import _input_bytes as _input_bytes
-from .decoder import _noncharacter_reason as _noncharacter_reason
-from .decoder import _Refusal as _Refusal
 from .decoder import _StrictParser as _StrictParser
-from .decoder import _surrogate_reason as _surrogate_reason
+from . import hmac_sink
 from .hmac_sink import HmacSigner, clear_hmac_cache, hmac_sha256_canonical, hmac_sha256_signature
 from .hmac_check import hmac_sha256_verified_tag
 from .ed25519_checks import ed25519_check_public_key, ed25519_check_signature
 from .rfc3339 import rfc3339_micros
 
-HMAC_CACHE_SIZE = 32
-"""How many secrets ``HmacSigner`` keeps keyed SHA-256 states for (oldest evicted first; 0: none).
+class _CorePackage(_ModuleType):
+    """This package's module type: ``HMAC_CACHE_SIZE`` is ``hmac_sink``'s, read and set here.
 
-Read by ``hmac_sink`` from this package at each use, so setting it here (as on
-the native module) takes effect.
-"""
+    On the native core the bound is a global of the module callers set it on; here
+    it belongs to ``hmac_sink``, which reads it at each use, and the package (its
+    face) forwards the attribute down to it, so ``hmac_sink`` never reads its package.
+    """
+
+    @property
+    def HMAC_CACHE_SIZE(self) -> int:
+        return hmac_sink.HMAC_CACHE_SIZE
+
+    @HMAC_CACHE_SIZE.setter
+    def HMAC_CACHE_SIZE(self, size: int) -> None:
+        hmac_sink.HMAC_CACHE_SIZE = size
+
+
+_sys.modules[__name__].__class__ = _CorePackage
 
 __all__ = [
     "MAX_DEPTH",

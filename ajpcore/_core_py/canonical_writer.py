@@ -8,7 +8,7 @@ from typing import Any, Callable, Dict, List, Tuple
 
 from ..errors import EncodeError, format_path
 from .canonical_strings import _STR_SLICE, _append_str_in_slices, _member_name, _member_name_utf16
-from .limits import _MAX_SAFE_INT, MAX_DEPTH
+from .._core_rules import _MAX_SAFE_INT, _RECURSION_REASON, MAX_DEPTH
 from .number_format import _format_double, _format_int
 
 
@@ -166,9 +166,6 @@ def _encode(value: Any, append: Callable[[str], Any], steps: List[Any], max_str:
 def _discard(chunk: bytes) -> None:
     pass
 
-
-_RECURSION_REASON = "Recursion limit reached in the encoder (a `write` callback re-entering it?)"
-"""Why a RecursionError met while encoding is raised as EncodeError, on both twins."""
 
 _NO_LIMIT = 2**63
 _FLUSH_LIMIT = 16384

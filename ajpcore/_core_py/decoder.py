@@ -6,13 +6,18 @@ import json as _json
 import operator as _operator
 import re
 from itertools import accumulate as _accumulate, repeat as _repeat
-from json.encoder import encode_basestring_ascii as _escape_ascii
 from typing import Any, Dict, List, NoReturn, Tuple
 
-from ..errors import DecodeError, EncodeError
+from .._core_rules import (  # the texts and the big-int rule the native decoder shares
+    MAX_DEPTH,
+    _decode_big_int,
+    _decode_error,
+    _duplicate_reason,
+    _noncharacter_reason,
+    _Refusal,
+    _surrogate_reason,
+)
 from .canonical_writer import _type_name
-from .limits import _MAX_SAFE_INT, MAX_DEPTH
-from .number_format import _format_int
 
 
 # ---------------------------------------------------------------------------
@@ -43,7 +48,6 @@ _SHORT_ESCAPES = {
 _HEX_DIGITS = frozenset(b"0123456789abcdefABCDEF")
 _DIGITS = frozenset(b"0123456789")
 _INT_DIGITS_SAFE = 15  # every integer of at most 15 digits is within +-(2**53-1)
-_INT_DIGITS_FINITE = 309  # 10**309 > DBL_MAX: a longer integer literal cannot be a double
 _RAW_TEXT = re.compile(rb'[^"\\\x00-\x1f]*')
 # RFC 7493 §2.1 forbids noncharacters (Unicode §23.7): U+FDD0..U+FDEF and U+xFFFE/U+xFFFF
 # of every plane, as well-formed UTF-8 (a match is always at a character start, since
@@ -55,64 +59,6 @@ _RAW_NONCHARACTER = re.compile(rb"\xef\xb7[\x90-\xaf]|\xef\xbf[\xbe\xbf]|[\xf0-\
 _ESCAPED_NONCHARACTER = re.compile(rb"\\u(?:[fF][dD][dDeE][0-9a-fA-F]|[fF]{3}[eEfF])")
 _WHITESPACE_RUN = re.compile(rb"[ \t\n\r]*")
 _DIGIT_RUN = re.compile(rb"[0-9]*")
-
-
-class _Refusal(Exception):
-    """A complete token that I-JSON refuses; the parser reports it at the token's first byte."""
-
-
-def _json_pointer(steps: List[Any]) -> str:
-    # RFC 6901 §3: "~" is written "~0" and "/" is written "~1".
-    return "".join("/" + str(step).replace("~", "~0").replace("/", "~1") for step in steps)
-
-
-def _decode_error(head: bytes, reason: str, pos: int, steps: List[Any]) -> DecodeError:
-    """The DecodeError for ``reason`` at byte ``pos``; ``head`` holds at least the first ``pos`` bytes."""
-    lineno = head.count(b"\n", 0, pos) + 1
-    colno = pos - head.rfind(b"\n", 0, pos)
-    return DecodeError(reason, pos, lineno, colno, _json_pointer(steps))
-
-
-def _decode_big_int(text: bytes) -> int:
-    """The value of an integer literal of 16 digits or more, under the int rule of ``canonicalize``.
-
-    Beyond +-(2**53-1) a literal is admitted when it is a double's exact value or
-    ECMAScript's spelling of a double, and its value is that double's, as an int
-    (RFC 7493 §2.2: every peer reads the binary64 value; ``123456789012345680000``
-    is ``123456789012345683968``), so canonicalize writes the literal back.
-    """
-    digits = len(text) - (text[0] == 0x2D)
-    if digits > _INT_DIGITS_FINITE:
-        raise _Refusal("number out of range for binary64")
-    n = int(text)
-    if -_MAX_SAFE_INT <= n <= _MAX_SAFE_INT:
-        return n
-    try:
-        x = float(n)
-    except OverflowError:
-        raise _Refusal("number out of range for binary64") from None
-    try:
-        _format_int(n, _top_path)
-    except EncodeError:
-        raise _Refusal("integer is not exactly representable as binary64") from None
-    return int(x)
-
-
-def _top_path() -> str:
-    return "$"
-
-
-def _duplicate_reason(key: str) -> str:
-    shown = _escape_ascii(key[:64] + ("..." if len(key) > 64 else ""))[1:-1]
-    return f"duplicate member name `{shown}`"
-
-
-def _surrogate_reason(escape: bytes) -> str:
-    return f"lone surrogate escape `{escape.decode('ascii')}`"
-
-
-def _noncharacter_reason(cp: int) -> str:
-    return f"noncharacter `U+{cp:04X}` is not allowed"
 
 
 def _is_noncharacter(cp: int) -> bool:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import threading as _threading
 from hashlib import sha256 as _sha256
 from hmac import compare_digest as _compare_digest
@@ -23,10 +22,13 @@ from .canonical_writer import _type_name, canonicalize_into
 # already holds that secret, and Python can never wipe an immutable ``bytes``
 # or ``str`` anyway, so the cache changes how long, not whether, it is in
 # memory.  It is bounded (HMAC_CACHE_SIZE secrets, oldest evicted first) and
-# ``clear_hmac_cache()`` empties it, e.g. after rotating a secret.  The bound,
-# HMAC_CACHE_SIZE, is an attribute of the package ``ajpcore._core_py`` (where
-# callers set it, as on the native module), read here through ``_twin``.
-_twin = sys.modules[__package__]
+# ``clear_hmac_cache()`` empties it, e.g. after rotating a secret.
+HMAC_CACHE_SIZE = 32
+"""How many secrets ``HmacSigner`` keeps keyed SHA-256 states for (oldest evicted first; 0: none).
+
+Callers set it on the core module (``ajpcore._core.impl.HMAC_CACHE_SIZE``), as on
+the native one: the package ``ajpcore._core_py`` hands that attribute to this one.
+"""
 
 _HMAC_BLOCK = 64  # SHA-256 block size in bytes (RFC 2104 §2: B)
 _HMAC_TAG_SIZE = 32
@@ -69,7 +71,7 @@ def _hmac_keyed_states(secret: Any) -> Tuple[Any, Any]:
     key = key.ljust(_HMAC_BLOCK, b"\0")
     states = (_sha256(key.translate(_IPAD)), _sha256(key.translate(_OPAD)))
     # One read of the bound per call: another thread may set it (to 0, say) meanwhile.
-    size = _twin.HMAC_CACHE_SIZE
+    size = HMAC_CACHE_SIZE
     if size > 0:
         with _hmac_cache_lock:
             while len(_hmac_cache) >= size:

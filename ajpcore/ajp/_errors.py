@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, Tuple
+from typing import Tuple
 
-from ..errors import AjpError, Busy, DecodeError, InvalidMessage, RecipientMismatch, StateUnavailable, ValidationError
+from ..errors import _TITLES as _TITLES  # ajpcore.ajp's private face (issue 34 item 4 removes it)
+from ..errors import _answer
 from ._messages import ErrorBody
 
 
-_TITLES = {400: "Invalid JobOffer", 401: "Invalid signature", 402: "Budget refused",
-           403: "Sender identity could not be established", 404: "Job not found", 409: "Duplicate job",
-           429: "Too many requests", 503: "Service unavailable"}
 _MESSAGES = ("JobOffer", "Ack", "JobStatus", "JobResult")
 
 
@@ -33,29 +31,6 @@ def error_response(exc: BaseException, *, message: str = "JobOffer") -> Tuple[in
     """
     if message not in _MESSAGES:
         raise ValueError(f"message must be one of {', '.join(_MESSAGES)}, got {message!r}")
-    invalid = f"Invalid {message}"
-    if isinstance(exc, Busy):
-        return 429, ErrorBody(error=_TITLES[429], code=exc.code, reason=str(exc), retry_after=exc.retry_after)
-    if isinstance(exc, InvalidMessage):
-        return 400, ErrorBody(error=invalid, code=exc.code, errors=list(exc.errors))
-    if isinstance(exc, ValidationError):
-        lines = [f"{reason} - at `{path}`" for path, reason in exc.errors]
-        return 400, ErrorBody(error=invalid, code=exc.code, errors=lines)
-    if isinstance(exc, DecodeError):
-        return 400, ErrorBody(error=invalid, code=exc.code, errors=[str(exc)])
-    if isinstance(exc, RecipientMismatch):
-        return 403, ErrorBody(error="Offer addressed to another agent", code=exc.code, reason=str(exc))
-    if isinstance(exc, StateUnavailable):
-        reason = "the receiver cannot reach its replay or key-pin store; retry later"
-        return 503, ErrorBody(error=_TITLES[503], code=exc.code, reason=reason, retry_after=exc.retry_after)
-    if isinstance(exc, AjpError) and exc.status in _TITLES:
-        title = invalid if exc.status == 400 else _TITLES[exc.status]
-        return exc.status, ErrorBody(error=title, code=exc.code, reason=str(exc))
-    if isinstance(exc, AjpError) and 400 <= exc.status < 500:
-        return exc.status, ErrorBody(error="Request refused", code=exc.code, reason=str(exc))
-    return 500, ErrorBody(error="Internal error")
+    status, body = _answer(exc, message)
+    return status, ErrorBody(**body)
 
-
-def error_body(exc: BaseException) -> Dict[str, Any]:
-    """``error_response(exc)``'s body as a JSON object: what ``AjpError.error_body()`` returns."""
-    return error_response(exc)[1].to_dict()

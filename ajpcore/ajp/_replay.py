@@ -97,6 +97,7 @@ _identities: Dict[Tuple[type, Any], str] = {}
 _identities_lock = threading.Lock()
 
 
+@_core.forget_with_hmac_cache
 def _forget_identities() -> None:
     """Drop every cached identity, and with it every secret kept as a key (``ajpcore.clear_hmac_cache``)."""
     with _identities_lock:

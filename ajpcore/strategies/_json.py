@@ -6,10 +6,8 @@ from typing import Any as _Any
 
 from hypothesis import strategies as st
 
-from .._core_py import _format_double
+from .._core_rules import _MAX_SAFE_INT, _format_double
 
-
-_MAX_SAFE_INT = 2**53 - 1
 
 def _is_noncharacter(ch: str) -> bool:
     cp = ord(ch)
