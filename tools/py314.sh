@@ -81,25 +81,28 @@ fi
 flock -u 9
 
 # The interpreter's host path, "$root.bin/python3.14": on the host a script that enters the chroot;
-# inside it the same path is a link to the real interpreter (made below in the chroot's own tree).
+# inside it the same path is the real interpreter (a hard link in the chroot's own tree, so that
+# realpath, as python-discovery asks it, gives a path that exists on the host too).
 # A venv made by it records that path (pyvenv.cfg `home`, bin/python3.14), so the venv's python
 # and console scripts run from either side: the script enters the chroot and runs the very path it
 # was called by, which inside is the venv's python.
 hostbin="$root.bin"
 mkdir -p "$root$hostbin" "$hostbin"
-ln -sfn /usr/bin/python3.14 "$root$hostbin/python3.14"
+ln -fn "$root/usr/bin/python3.14" "$root$hostbin/python3.14"  # a hard link: its real path is this one
 cat >"$hostbin/python3.14.new" <<EOF
 #!/bin/bash
 # Written by tools/py314.sh (ajpcore): CPython $(cat "$root/python-version") of Debian $SUITE, in $root.
 # Runs "\$0" (a venv's python) or the chroot's interpreter inside the chroot, in a private mount
 # namespace that sees at their host paths: /tmp, the caller's directory (a clone: nox runs there,
-# its venvs are in .nox/), the venv, the folders in AJPCORE_PY314_SHARE (colon-separated) and in
+# its venvs are in .nox/), the venv, the folder of a script given by path, the folders in AJPCORE_PY314_SHARE (colon-separated) and in
 # PIP_FIND_LINKS, and /proc, /sys, /dev, the host's CA bundle, resolv.conf and hosts.
 root=${root@Q}
 program="\$0" venv=""
 dir="\$(cd "\$(dirname "\$0")" && pwd -P)"
 if [ -f "\$dir/pyvenv.cfg" ]; then venv="\$dir"; elif [ -f "\$dir/../pyvenv.cfg" ]; then venv="\$(dirname "\$dir")"; fi
 [ -n "\$venv" ] || program=${hostbin@Q}/python3.14
+script=""  # a script run by its path (python-discovery's probe, as nox runs it) is seen too
+if [ -f "\${1-}" ]; then script="\$(cd "\$(dirname "\$1")" && pwd -P)"; fi
 exec unshare --mount --propagation private -- /bin/bash -c '
     set -e
     root="\$1" share="\$2"; shift 2
@@ -118,7 +121,7 @@ exec unshare --mount --propagation private -- /bin/bash -c '
     done
     cwd="\$(pwd -P)"; [ -d "\$root\$cwd" ] || cwd=/
     exec chroot "\$root" /bin/sh -c "cd \"\\\$0\" && exec \"\\\$@\"" "\$cwd" "\$@"
-' - "\$root" "\$(pwd -P):\$venv:\${AJPCORE_PY314_SHARE-}:\${PIP_FIND_LINKS// /:}" "\$program" "\$@"
+' - "\$root" "\$(pwd -P):\$venv:\$script:\${AJPCORE_PY314_SHARE-}:\${PIP_FIND_LINKS// /:}" "\$program" "\$@"
 EOF
 chmod +x "$hostbin/python3.14.new"
 mv -f "$hostbin/python3.14.new" "$hostbin/python3.14"
