@@ -5,8 +5,9 @@
 #
 #   tools/py314.sh BIN_DIR     make (or reuse) the chroot; write BIN_DIR/python3.14
 #
-# The chroot is made once with debootstrap and kept, cached by its Python version and package set,
-# under AJPCORE_PY314_CACHE (default /var/cache/ajpcore): a second run reuses it in a second.
+# The chroot is made once with debootstrap and kept, named by its suite and package set (the Python
+# version it got is recorded in it), under AJPCORE_PY314_CACHE (default /var/cache/ajpcore): a
+# second run reuses it in a second; delete the folder to take a newer sid.
 # BIN_DIR/python3.14 (a link to the cache's wrapper) runs the chroot's interpreter in a private mount
 # namespace (nothing stays mounted after it exits) that sees, at their host paths, this clone (nox's
 # venvs are in .nox/), /tmp (pip's build folders, pytest's tmp_path, the CI's tools), /proc, /sys,
@@ -24,7 +25,6 @@ PACKAGES="python3.14,python3.14-venv,python3.14-dev,gcc,libc6-dev,ca-certificate
 SUITE=sid
 CACHE="${AJPCORE_PY314_CACHE:-/var/cache/ajpcore}"
 MIRROR="${AJPCORE_PY314_MIRROR:-http://deb.debian.org/debian}"
-CLONE="$(cd "$(dirname "$0")/.." && pwd -P)"
 MARKER=.ajpcore-complete  # written last: a chroot without it is not used
 
 die() { echo "py314: $*" >&2; exit 1; }
@@ -66,6 +66,7 @@ make_root() {
     chroot "$staging" /usr/bin/python3.14 -c 'import sys; print(sys.version.split()[0])' >"$staging/python-version"
     touch "$staging/$MARKER"
     rm -f "$staging.log"
+    rm -rf "$root"  # an earlier attempt's, left incomplete
     mv -T "$staging" "$root"
 }
 
