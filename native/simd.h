@@ -67,6 +67,14 @@ static __forceinline int ajp_msvc_popcount(unsigned int x) {
 #define __builtin_prefetch(p) _mm_prefetch((const char *)(p), _MM_HINT_T0)
 #endif
 
+/* A variable aligned to 32 bytes (the avx2 constants, read with aligned loads), written before
+   the declaration: GCC and clang take the attribute there, and MSVC only there. */
+#if defined(_MSC_VER) && !defined(__clang__)
+#define AJP_ALIGN32 __declspec(align(32))
+#else
+#define AJP_ALIGN32 __attribute__((aligned(32)))
+#endif
+
 /* A static function the compiler must inline wherever it is called (where a call would save and
    restore the registers of a hot loop, or where each caller needs its own specialised copy); the
    one spelling of the attribute for the native core's headers. */
