@@ -157,6 +157,8 @@ cdef struct Writer:
     Shape shapes[_SHAPES]
     PyObject* shape_names[_SHAPE_MAX]  # scratch of _sort_new_shape / _push_members: off the C stack,
     Member shape_tmp[_SHAPE_MAX]       # whose frames recurse with the nesting
+    char number_text[64]               # _put_double's text when the chunk has no room for it: off
+                                       # the C stack too (inlined in _put_value, 48 bytes a level)
     Step steps[_MAX_DEPTH + 1]
     Member inline_members[_INLINE_MEMBERS]
     char scratch[_SCRATCH]

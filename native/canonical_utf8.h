@@ -88,7 +88,7 @@ enum {
     AJP_K_DF0600000,                                                          /* 32-bit */
     AJP_K_COUNT
 };
-static uint32_t ajp_utf8_k[AJP_K_COUNT][8] __attribute__((aligned(32)));
+static AJP_ALIGN32 uint32_t ajp_utf8_k[AJP_K_COUNT][8];
 #define AJP_K(name) _mm256_load_si256((const __m256i *)ajp_utf8_k[AJP_K_##name])
 
 static void ajp_init_utf8_tables(void) {

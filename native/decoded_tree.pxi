@@ -159,16 +159,16 @@ cdef extern from "Python.h":
 
 cdef extern from *:
     """
-    /* A dict with room for n members (CPython's own presizing, in cpython/dictobject.h on 3.10-3.13). */
+    /* A dict with room for n members (CPython's own presizing, in cpython/dictobject.h on 3.10-3.14). */
     #define ajp_dict_presized(n) _PyDict_NewPresized(n)
     /* d[k] = v where h is hash(k), already known (-1: not computed): CPython's own insertion
        without the hash lookup.  _PyDict_SetItem_KnownHash is in cpython/dictobject.h on
-       3.10-3.12 and exported from the internal pycore_dict.h on 3.13, declared here as there;
+       3.10-3.12 and exported from the internal pycore_dict.h on 3.13-3.14, declared here as there;
        any other version (or PyPy) takes PyDict_SetItem. */
-    #if !defined(PYPY_VERSION) && PY_VERSION_HEX >= 0x030D0000 && PY_VERSION_HEX < 0x030E0000
+    #if !defined(PYPY_VERSION) && PY_VERSION_HEX >= 0x030D0000 && PY_VERSION_HEX < 0x030F0000
     PyAPI_FUNC(int) _PyDict_SetItem_KnownHash(PyObject *mp, PyObject *key, PyObject *item, Py_hash_t hash);
     #endif
-    #if !defined(PYPY_VERSION) && PY_VERSION_HEX < 0x030E0000
+    #if !defined(PYPY_VERSION) && PY_VERSION_HEX < 0x030F0000
     #define ajp_dict_set_known(d, k, v, h) ((h) == -1 ? PyDict_SetItem(d, k, v) : _PyDict_SetItem_KnownHash(d, k, v, h))
     #else
     #define ajp_dict_set_known(d, k, v, h) PyDict_SetItem(d, k, v)

@@ -76,7 +76,7 @@ _init_text_key_cache()
 cdef extern from *:
     """
     /* The characters of a compact ASCII str (one ajpcore_ascii_new made): right after its
-       PyASCIIObject header, as PyUnicode_DATA finds them (3.10-3.13). */
+       PyASCIIObject header, as PyUnicode_DATA finds them (3.10-3.14). */
     #define ajp_ascii_data(o) ((unsigned char *)(((PyASCIIObject *)(o)) + 1))
     """
     unsigned char* _ascii_data "ajp_ascii_data" (PyObject* o) nogil

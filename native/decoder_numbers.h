@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "simd.h"
+#include "number_format.h"  /* ajp_umul128: the 64x64->128 product, also where no __int128 is (MSVC) */
 
 /* The number reader's entry is compiled into the decoder's loop (decoder.pxi _parse), where a
    document of numbers spends most of its time: a call would save and restore the registers
@@ -39,17 +40,14 @@ static const double ajpcore_exact_pow10[23] = {
 static int ajpcore_eisel_lemire(uint64_t w, int q, uint64_t *bits) {
     const uint64_t *pow5 = ajpcore_pow5_128[q - AJPCORE_POW5_MIN];
     int lz = __builtin_clzll(w);
-    unsigned __int128 product;
     uint64_t hi, lo, mantissa;
     int upperbit, power2;
     w <<= lz;
-    product = (unsigned __int128)w * pow5[0];
-    hi = (uint64_t)(product >> 64);
-    lo = (uint64_t)product;
+    hi = ajp_umul128(w, pow5[0], &lo);
     if ((hi & 0x1FF) == 0x1FF) {
         /* The 9 bits below the 55 that decide the rounding are all ones: refine with the
            low word of 5^q (exact for 5^q < 2^128, i.e. q <= 55). */
-        uint64_t second_hi = (uint64_t)(((unsigned __int128)w * pow5[1]) >> 64);
+        uint64_t second_lo, second_hi = ajp_umul128(w, pow5[1], &second_lo);
         lo += second_hi;
         if (second_hi > lo)
             hi++;

@@ -9,15 +9,15 @@
    3.11 before the characters: on a document of short strings that is more than the scan of
    their bytes.  ajpcore_str_new takes the same steps in a straight line, as PyUnicode_New
    documents them and as Include/cpython/unicodeobject.h lays the header out on each of
-   3.10-3.13:
+   3.10-3.14 (3.14's header is 3.13's, its state now a named struct):
 
    - memory from PyObject_Malloc, the allocator unicode_dealloc frees it with (PyObject_Free);
      the size is sizeof(PyASCIIObject) (ASCII) or sizeof(PyCompactUnicodeObject), then
      (size + 1) characters of the kind;
    - PyObject_Init sets the type and the reference count and tells tracemalloc (3.10-3.12) and
-     the reference tracer (3.13) about the new object, as _PyObject_Init does for PyUnicode_New;
+     the reference tracer (3.13-3.14) about the new object, as _PyObject_Init does for PyUnicode_New;
    - length; hash -1 (not computed); state: interned 0 (not interned), kind, compact 1, ascii,
-     and ready 1 (3.10-3.11) / statically_allocated 0 (3.12-3.13), the unnamed bits 0;
+     and ready 1 (3.10-3.11) / statically_allocated 0 (3.12-3.14), the unnamed bits 0;
    - a non-ASCII str: utf8 NULL, utf8_length 0 (no UTF-8 copy yet);
    - 3.10-3.11 only: wstr, and wstr_length of a non-ASCII str.  Where wchar_t has the width of
      the kind (4-byte kind on Linux and macOS, 2-byte on Windows) the characters are already
@@ -27,7 +27,7 @@
 
    Anywhere else, a debug build (Py_DEBUG fills new strings with a pattern and checks them;
    Py_TRACE_REFS links every object into a list), the free-threaded build (another object
-   header), PyPy, or a version after 3.13 whose layout is not known here, it is PyUnicode_New
+   header), PyPy, or a version after 3.14 whose layout is not known here, it is PyUnicode_New
    itself.  tests/test_decode_str_header.py checks each header against _PyUnicode_CheckConsistency
    and against the header CPython gives the same text. */
 #ifndef AJPCORE_DECODER_STR_H
@@ -37,7 +37,7 @@
 #include <string.h>
 
 #if !defined(PYPY_VERSION) && !defined(Py_DEBUG) && !defined(Py_TRACE_REFS) && !defined(Py_GIL_DISABLED) \
-    && PY_VERSION_HEX >= 0x030A0000 && PY_VERSION_HEX < 0x030E0000
+    && PY_VERSION_HEX >= 0x030A0000 && PY_VERSION_HEX < 0x030F0000
 #define AJPCORE_OWN_STR 1
 #else
 #define AJPCORE_OWN_STR 0

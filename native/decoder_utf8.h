@@ -98,14 +98,14 @@ static const unsigned char ajpcore_u8_incomplete[32] = {
    writable memory, so the compiler cannot fold them into the code: a loop reads each where it
    is used (an operand of the instruction, or one load), where GCC would otherwise rebuild a
    broadcast from an immediate (three instructions) every time registers run short. */
-static struct {
+static AJP_ALIGN32 struct {
     unsigned char first_high[32], first_low[32], second_high[32], lead_mask[32], lead_shift[32];
     unsigned char quote[32], bslash[32], x1f[32], x20[32], nibble[32], x60[32], x70[32], x80[32];
     unsigned char x08[32], xbf[32], xef[32], xc0[32], x44[32], x3f[32];
     unsigned char w3f[32], w7c0[32], wbf[32], wdf[32], w4001[32], wf000[32], xf0[32], xe0[32];
     unsigned char gather4[32], cjk_high[32], cjk_low[32], cjk_low_bound[32], cjk_high_bound[32];
     unsigned char d_ff3f3f3f[32], d_10000001[32], d_ff[32];
-} __attribute__((aligned(32))) ajpcore_u8_k;
+} ajpcore_u8_k;
 
 #define AJPCORE_K(name) _mm256_load_si256((const __m256i *)(const void *)ajpcore_u8_k.name)
 

@@ -48,11 +48,10 @@ cdef inline int _put_ll(Writer* w, long long v) except -1:
 
 cdef int _put_double(Writer* w, double x) except -1:
     """ECMAScript Number::toString of a finite double (RFC 8785 §3.2.2.3, ECMA-262 7.1.12.1)."""
-    cdef char out[64]
     if w.cap - w.length >= 64:
         w.length += ajp_format_double(x, w.data + w.length)
         return 0
-    return _w_put(w, out, ajp_format_double(x, out))
+    return _w_put(w, w.number_text, ajp_format_double(x, w.number_text))
 
 
 cdef inline int _put_float(Writer* w, object v) except -1:

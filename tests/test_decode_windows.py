@@ -203,4 +203,7 @@ def test_large_documents_leave_containers_tracked_as_the_reference_does(twins):
     assert got == want
     tracked = [gc.is_tracked(c) for c in _containers(got)]
     assert tracked == [gc.is_tracked(c) for c in _containers(want)]
-    assert any(tracked) and not all(tracked)  # lists and dicts of containers; dicts of atoms are not
+    # CPython <= 3.13 tracks a dict only once a container goes in, so a dict of atoms is not
+    # tracked; 3.14 tracks every dict from its creation, as every list.
+    atoms_untracked = not gc.is_tracked({"x": 1})
+    assert any(tracked) and all(tracked) != atoms_untracked
