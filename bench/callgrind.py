@@ -106,7 +106,7 @@ def _cases() -> List[Tuple[str, str, Callable[[int], Tuple[Callable[..., Any], L
     except ImportError:
         pass
     for fixture in _fixtures():
-        doc = data.encoded(fixture)
+        doc = data.wire(fixture)  # as sent: pretty-printed for catalog-pretty
         for who, fn in decoders.items():
             cases.append((f"decode:{fixture}", who, fixed(fn, doc), SMALL if len(doc) < 4096 else LARGE))
     for fixture in _fixtures():

@@ -2,7 +2,9 @@
 
 The text fixtures (``text-ascii``, ``text-latin1``, ``text-cjk``, ``text-emoji``) time
 string building at each PEP 393 kind; ``numbers`` number reading; ``names-latin1``,
-``names-cjk``, ``names-emoji`` non-ASCII member names (``data.SHAPE_FIXTURES``).
+``names-cjk``, ``names-emoji`` non-ASCII member names; ``catalog-pretty`` (indented),
+``records-wide`` (objects of 13-60 members), ``geojson``, ``mesh`` and ``int-array`` the shapes of
+public benchmark documents (``data.SHAPE_FIXTURES``; each decoded as sent: ``data.wire``).
 
 ``ssrjson.loads`` (SIMD transcoding, picked at run time) is the fastest contender where its
 wheel installs, and skips with the reason elsewhere (``conftest.ssrjson``).
@@ -59,7 +61,7 @@ def test_decode_ssrjson(benchmark, ssrjson, fixture):
 
 
 def _decode(benchmark, contender, decode, fixture):
-    doc = data.encoded(fixture)
+    doc = data.wire(fixture)
     benchmark.group = f"decode:{fixture}"
     benchmark.name = contender
     if fixture == "mixed8m":
