@@ -30,3 +30,13 @@ def ssrjson():
     except ImportError as exc:
         pytest.skip(f"ssrjson contender skipped: not importable ({exc}); {SSRJSON_WHEELS}")
     return ssrjson
+
+
+@pytest.fixture
+def pysimdjson():
+    """pysimdjson's module (``simdjson``: simdjson's parser, a decode peer of docs/benchmarks.md), or a skip saying why."""
+    try:
+        import simdjson
+    except ImportError as exc:
+        pytest.skip(f"pysimdjson contender skipped: not importable ({exc}); `pip install pysimdjson` adds it")
+    return simdjson

@@ -7,7 +7,8 @@ string building at each PEP 393 kind; ``numbers`` number reading; ``names-latin1
 public benchmark documents (``data.SHAPE_FIXTURES``; each decoded as sent: ``data.wire``).
 
 ``ssrjson.loads`` (SIMD transcoding, picked at run time) is the fastest contender where its
-wheel installs, and skips with the reason elsewhere (``conftest.ssrjson``).
+wheel installs, and skips with the reason elsewhere (``conftest.ssrjson``); pysimdjson's
+``simdjson.loads`` likewise where it is installed (``conftest.pysimdjson``; not a dependency).
 
 ``json.loads+dup-check`` is json with an ``object_pairs_hook`` that refuses
 duplicate member names: the cheapest strictness a pure-Python user can add,
@@ -58,6 +59,11 @@ def test_decode(benchmark, contender, fixture):
 @pytest.mark.parametrize("fixture", ALL_FIXTURES)
 def test_decode_ssrjson(benchmark, ssrjson, fixture):
     _decode(benchmark, "ssrjson.loads", ssrjson.loads, fixture)
+
+
+@pytest.mark.parametrize("fixture", ALL_FIXTURES)
+def test_decode_pysimdjson(benchmark, pysimdjson, fixture):
+    _decode(benchmark, "simdjson.loads", pysimdjson.loads, fixture)
 
 
 def _decode(benchmark, contender, decode, fixture):

@@ -147,9 +147,9 @@ cdef int _eof(Parser* self) except -1:
 
 cdef inline Py_ssize_t _skip_ws(const unsigned char* p, Py_ssize_t i, Py_ssize_t n) noexcept:
     """The first byte from ``i`` that is not whitespace (or ``n``): none is one lookup, a run
-    (indentation) is skipped by words or vectors (ajpcore_skip_ws_run)."""
+    (`": "`, indentation) is skipped by ajpcore_skip_ws_run."""
     if i < n and _IS_WS[p[i]]:
-        return _skip_ws_run(p, i, n)
+        return _skip_ws_run(p, i + 1, n)
     return i
 
 
@@ -265,7 +265,7 @@ cdef object _parse(Parser* self):
                 i += 1
                 if closer == 0x7D:
                     if i < n and _IS_WS[p[i]]:  # pretty-printed: the name is on its own line
-                        i = _skip_ws_run(p, i, n)
+                        i = _skip_ws_run(p, i + 1, n)
                     i = _parse_key(self, i, False)
                 array_opened = False
                 break

@@ -66,26 +66,29 @@ static inline Py_ssize_t ajpcore_scan_plain(const unsigned char *p, Py_ssize_t i
 /* JSON whitespace (RFC 8259 §2: space, tab, line feed, carriage return): bits 0x20, 0x09, 0x0A, 0x0D. */
 static inline int ajpcore_is_ws(unsigned char c) { return c <= 0x20 && ((1ULL << c) & 0x100002600ULL); }
 
-/* First i' > i where p[i'] is not whitespace (or n), p[i] being whitespace.  One byte (`": "`,
-   `", "`) costs one more test; a longer run (a pretty-printer's line break and indentation) is
-   skipped sixteen bytes at a time where SSE2 is there, else eight spaces at a time.  Not
-   inlined: the parse loop calls it from many places, only where there is whitespace. */
+/* First i' >= i where p[i'] is not whitespace (or n): the rest of a run whose first byte the
+   caller skipped.  One byte (`": "`, `", "`) is one test; a longer run (a pretty-printer's line
+   break and indentation) is read sixteen bytes at a time where SSE2 is there, looking for spaces,
+   then at the byte that ends them; else eight spaces at a time.  Not inlined: the parse loop
+   calls it from many places, only where there is whitespace. */
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((noinline))
 #endif
 static Py_ssize_t ajpcore_skip_ws_run(const unsigned char *p, Py_ssize_t i, Py_ssize_t n) {
-    i++;
     if (i >= n || !ajpcore_is_ws(p[i]))
         return i;
 #if AJP_BUILD_SSE2
     while (i + 16 <= n) {
         __m128i v = _mm_loadu_si128((const __m128i *)(p + i));
-        __m128i ws = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(0x20)), _mm_cmpeq_epi8(v, _mm_set1_epi8(0x0A))),
-                                  _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(0x09)), _mm_cmpeq_epi8(v, _mm_set1_epi8(0x0D))));
-        unsigned int m = ~(unsigned int)_mm_movemask_epi8(ws) & 0xFFFFu;
-        if (m)
-            return i + __builtin_ctz(m);
-        i += 16;
+        unsigned int m = ~(unsigned int)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(0x20))) & 0xFFFFu;
+        if (m == 0) {
+            i += 16;
+            continue;
+        }
+        i += __builtin_ctz(m);
+        if (!ajpcore_is_ws(p[i]))
+            return i;
+        i++;  /* a line feed, tab or carriage return among the spaces */
     }
 #else
     while (i + 8 <= n) {
