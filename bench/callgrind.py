@@ -9,6 +9,7 @@ the same process, and compares each ``ajpcore / orjson`` ratio with a committed 
     python bench/callgrind.py                                        # measure, print the table
     python bench/callgrind.py --check bench/callgrind_baseline.json  # ... exit 1 when a ratio is >3 % above
     python bench/callgrind.py --write bench/callgrind_baseline.json  # record a new baseline
+    python bench/callgrind.py --only decode: --peers                 # decode against msgspec and pysimdjson too
 
 Updating the baseline is a commit that says why (a faster orjson, a new compiler, a
 deliberate trade).  The nox session ``callgrind`` installs the orjson and Cython versions
@@ -68,7 +69,11 @@ LARGE = (1, 4)
 # ---------------------------------------------------------------- child: runs under valgrind
 
 
-def _cases() -> List[Tuple[str, str, Callable[[int], Tuple[Callable[..., Any], List[Any], Dict[str, Any]]], Tuple[int, int]]]:
+PEERS = {"msgspec": ("msgspec.json", "decode"), "simdjson": ("simdjson", "loads")}
+"""``--peers``: more decoders (docs/benchmarks.md), counted where they import; never in the baseline."""
+
+
+def _cases(peers: bool = False) -> List[Tuple[str, str, Callable[[int], Tuple[Callable[..., Any], List[Any], Dict[str, Any]]], Tuple[int, int]]]:
     """Every measured ``(case, contender, make(count) -> (f, args, extra), (n, k))``."""
     import base64
     import hmac
@@ -105,8 +110,16 @@ def _cases() -> List[Tuple[str, str, Callable[[int], Tuple[Callable[..., Any], L
         encoders["ssrjson"] = (ssrjson.dumps_to_bytes, ())  # unsorted, not RFC 8785: a floor, not a peer
     except ImportError:
         pass
+    if peers:
+        import importlib
+
+        for who, (module, name) in PEERS.items():
+            try:
+                decoders[who] = getattr(importlib.import_module(module), name)
+            except ImportError:
+                print(f"callgrind: {who} is not importable: not counted", flush=True)
     for fixture in _fixtures():
-        doc = data.encoded(fixture)
+        doc = data.wire(fixture)  # as sent: pretty-printed for catalog-pretty
         for who, fn in decoders.items():
             cases.append((f"decode:{fixture}", who, fixed(fn, doc), SMALL if len(doc) < 4096 else LARGE))
     for fixture in _fixtures():
@@ -242,7 +255,7 @@ def _loop(f: Callable[..., Any], args: List[Any], extra: Any) -> None:
             f(a)
 
 
-def child(helper: str, only: Optional[str]) -> None:
+def child(helper: str, only: Optional[str], peers: bool = False) -> None:
     """Run every case (whose name contains ``only``, when given) between client requests (under callgrind)."""
     import ctypes
     import gc
@@ -252,7 +265,7 @@ def child(helper: str, only: Optional[str]) -> None:
     from ajpcore import _core_c
 
     print(f"simd={_core_c.SIMD}", flush=True)  # the level the core runs at under valgrind's CPU
-    cases = [c for c in _cases() if only is None or only in c[0]]
+    cases = [c for c in _cases(peers) if only is None or only in c[0]]
     # Warm every contender (lazy imports, compiled schemas, key caches) before anything is counted.
     for _, _, make, _ in cases:
         _loop(*make(3))
@@ -302,7 +315,7 @@ def _read_dumps(work: Path) -> Dict[Tuple[str, str, int], int]:
     return counts
 
 
-def measure(only: Optional[str] = None) -> Dict[str, Any]:
+def measure(only: Optional[str] = None, peers: bool = False) -> Dict[str, Any]:
     """Run the child under callgrind; ``{"cases": {case: {contender: instructions per call}}, ...}``."""
     if shutil.which("valgrind") is None:
         sys.exit("callgrind: valgrind is not installed (apt-get install valgrind)")
@@ -317,7 +330,7 @@ def measure(only: Optional[str] = None) -> Dict[str, Any]:
             "valgrind", "--tool=callgrind", "--instr-atstart=no", "--dump-line=no",
             f"--callgrind-out-file={work / 'cg.out'}", sys.executable, str(Path(__file__).resolve()),
             "--child", str(helper),
-        ] + (["--only", only] if only else [])
+        ] + (["--only", only] if only else []) + (["--peers"] if peers else [])
         proc = subprocess.run(command, env=env, capture_output=True, text=True)
         if proc.returncode != 0:
             sys.exit(f"callgrind: the driver failed under valgrind (exit {proc.returncode}):\n{proc.stderr[-4000:]}")
@@ -371,6 +384,9 @@ def table(result: Dict[str, Any], baseline: Optional[Dict[str, Any]] = None) -> 
         head += " floor | ajpcore / floor |"
     if baseline:
         head += " baseline | change |"
+    extra = [who for who in PEERS if any(who in row for row in result["cases"].values())]
+    for who in extra:
+        head += f" {who} | ajpcore / {who} |"
     lines = [head, "|---|" + "---:|" * (head.count("|") - 2)]
     base = ratios(baseline) if baseline else {}
     for case, row in result["cases"].items():
@@ -386,6 +402,8 @@ def table(result: Dict[str, Any], baseline: Optional[Dict[str, Any]] = None) -> 
         if baseline:
             b = base.get(case)
             cells += [f"{b:.3f}" if b else "new", f"{(r / b - 1) * 100:+.1f} %" if b else "—"]
+        for who in extra:
+            cells += [_fmt(row[who]), f"{row['ajpcore'] / row[who]:.3f}"] if who in row else ["—", "—"]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -421,14 +439,17 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--write", metavar="BASELINE", help="write the measured counts as the new baseline")
     parser.add_argument("--json", metavar="OUT", help="also write the measured counts here")
     parser.add_argument("--only", metavar="TEXT", help="measure only the cases whose name contains TEXT (no check)")
+    parser.add_argument("--peers", action="store_true", help="also count msgspec and pysimdjson decoding (not with --write)")
     args = parser.parse_args(argv)
     if args.child:
         sys.path.insert(0, str(Path(__file__).resolve().parent))
-        child(args.child, args.only)
+        child(args.child, args.only, args.peers)
         return 0
     if args.only and args.write:
         parser.error("--only measures a part: it cannot --write a baseline")
-    result = measure(args.only)
+    if args.peers and args.write:
+        parser.error("--peers counts decoders the baseline does not pin: it cannot --write a baseline")
+    result = measure(args.only, args.peers)
     baseline = json.loads(Path(args.check).read_text("utf-8")) if args.check else None
     if baseline is not None and args.only:  # a part: compared with the same part of the baseline
         baseline = dict(baseline, cases={c: v for c, v in baseline["cases"].items() if args.only in c})

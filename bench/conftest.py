@@ -22,11 +22,23 @@ def core_twin(request, monkeypatch):
 SSRJSON_WHEELS = "its wheels are CPython 3.10-3.13 on Linux x86-64 (glibc 2.34+) only"
 
 
+def _contender(module, label, why):
+    """The module of an optional contender, or a skip saying why it is missing."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        pytest.skip(f"{label} contender skipped: not importable ({exc}); {why}")
+
+
 @pytest.fixture
 def ssrjson():
     """The ssrjson module (a SIMD JSON library, the fastest decoder in issue 23), or a skip saying why."""
-    try:
-        import ssrjson
-    except ImportError as exc:
-        pytest.skip(f"ssrjson contender skipped: not importable ({exc}); {SSRJSON_WHEELS}")
-    return ssrjson
+    return _contender("ssrjson", "ssrjson", SSRJSON_WHEELS)
+
+
+@pytest.fixture
+def pysimdjson():
+    """pysimdjson's module (``simdjson``: simdjson's parser, a decode peer of docs/benchmarks.md), or a skip saying why."""
+    return _contender("simdjson", "pysimdjson", "`pip install pysimdjson` adds it")

@@ -12,7 +12,12 @@ decimals, full 17-digit doubles) and ints up to 2^53 - 1 (``NUMBER_FIXTURES``).
 ``names-latin1``, ``names-cjk``, ``names-emoji``: ~200 KB of text records whose member names
 are non-ASCII too, in the same script as their values (emoji: with skin-tone modifiers and
 ZWJ sequences; ``NAME_FIXTURES``).
-Each is built once per process; ``encoded(name)`` gives its canonical bytes.
+``catalog-pretty``, ``records-wide``, ``geojson``, ``mesh``, ``int-array``: the shapes of public JSON
+benchmark documents (issue 33; ``DOCUMENT_FIXTURES``): an event catalogue pretty-printed with a
+four-space indent, API records of 13-60 members with short strings, polygons of full-precision
+coordinates, a mesh of short floats with integer indices, a flat array of integers.
+Each is built once per process; ``encoded(name)`` gives its canonical bytes, ``wire(name)`` the
+bytes a receiver gets (the same, but the pretty-printed ``catalog-pretty``).
 """
 
 from __future__ import annotations
@@ -286,7 +291,131 @@ def _names_fixture(kind: str) -> Callable[[], Dict[str, Any]]:
     return build
 
 
-BUILDERS: Dict[str, Callable[[], Dict[str, Any]]] = {
+# -- documents shaped like public JSON benchmarks (issue 33) --
+
+_DOCUMENT_BYTES = 200 * 1024
+
+
+def _catalog() -> Dict[str, Any]:
+    # An event catalogue: id-keyed names, events with nulls and id lists, performances with
+    # nested price and seat lists; sent pretty-printed (``PRETTY``), most of its bytes indentation.
+    rng = random.Random("catalog-pretty")
+    areas = {str(138586341 + i): _ascii_word(rng).upper() for i in range(40)}
+    events: Dict[str, Any] = {}
+    performances: List[Dict[str, Any]] = []
+    size = 0
+    while size < _DOCUMENT_BYTES // 4:
+        event_id = 138586341 + 1000 + len(events)
+        events[str(event_id)] = {
+            "description": None, "id": event_id, "logo": rng.choice([None, f"/images/UE0AAAAACEKo{rng.randint(0, 99)}QAAAAVDSVRN"]),
+            "name": " ".join(_ascii_word(rng).capitalize() for _ in range(rng.randint(1, 4))),
+            "subTopicIds": sorted(rng.sample(range(337184262, 337184300), rng.randint(1, 5))),
+            "subjectCode": None, "subtitle": None,
+            "topicIds": sorted(rng.sample(range(324846098, 324846110), rng.randint(1, 3))),
+        }
+        for _ in range(rng.randint(1, 3)):
+            seat_ids = rng.sample(range(338937271, 338937300), rng.randint(1, 4))
+            performances.append({
+                "eventId": event_id, "id": 339887544 + len(performances), "logo": None, "name": None,
+                "prices": [{"amount": rng.choice([9500, 19000, 29000, 47500]), "audienceSubCategoryId": 337100890,
+                            "seatCategoryId": s} for s in seat_ids],
+                "seatCategories": [{"areas": [{"areaId": int(a), "blockIds": []} for a in rng.sample(sorted(areas), rng.randint(1, 6))],
+                                    "seatCategoryId": s} for s in seat_ids],
+                "seatMapImage": None, "start": 1372701600000 + rng.randint(0, 10**9) * 1000, "venueCode": "PLEYEL_PLEYEL",
+            })
+        size += 200 + 350 * len(seat_ids)
+    return {"areaNames": areas, "events": events, "performances": performances, "venueNames": {"PLEYEL_PLEYEL": "Salle Pleyel"}}
+
+
+def _short(rng: random.Random) -> str:
+    return rng.choice(["", "en", "ja", "und", "web", "false", "recent"]) if rng.random() < 0.3 else _ascii_word(rng)
+
+
+def _user(rng: random.Random, i: int) -> Dict[str, Any]:
+    # 40 members: an API's user object, short strings, counts, flags and nulls.
+    user: Dict[str, Any] = {
+        "id": 1186275104 + i, "id_str": str(1186275104 + i), "name": _short(rng), "screen_name": _ascii_word(rng),
+        "location": _short(rng), "description": " ".join(_ascii_word(rng) for _ in range(rng.randint(0, 12))),
+        "url": None, "protected": False, "followers_count": rng.randint(0, 10**6), "friends_count": rng.randint(0, 5000),
+        "listed_count": rng.randint(0, 99), "created_at": "Sun Jul 13 09:32:41 +0000 2014",
+        "favourites_count": rng.randint(0, 10**5), "utc_offset": rng.choice([None, 32400, -18000]),
+        "time_zone": rng.choice([None, "Tokyo", "Irkutsk"]), "geo_enabled": rng.random() < 0.5, "verified": False,
+        "statuses_count": rng.randint(0, 10**5), "lang": "ja", "contributors_enabled": False, "is_translator": False,
+        "is_translation_enabled": False, "profile_background_color": "C0DEED",
+        "profile_background_image_url": "http://abs.twimg.com/images/themes/theme1/bg.png",
+        "profile_background_tile": False, "profile_image_url": f"http://pbs.twimg.com/profile_images/{i}/a_normal.png",
+        "profile_link_color": "0084B4", "profile_sidebar_border_color": "C0DEED",
+        "profile_sidebar_fill_color": "DDEEF6", "profile_text_color": "333333", "profile_use_background_image": True,
+        "default_profile": True, "default_profile_image": False, "following": False, "follow_request_sent": False,
+        "notifications": False, "entities": {"description": {"urls": []}},
+    }
+    for k in range(rng.randint(0, 20)):  # 37-57 members, the names an API's schema fixes
+        user[f"extension_{k}"] = rng.choice([None, True, rng.randint(0, 99), _short(rng)])
+    return user
+
+
+def _records_wide() -> Dict[str, Any]:
+    rng = random.Random("records-wide")
+    statuses: List[Dict[str, Any]] = []
+    size = 0
+    while size < _DOCUMENT_BYTES:
+        i = len(statuses)
+        status = {
+            "metadata": {"result_type": "recent", "iso_language_code": "ja"}, "created_at": "Sun Aug 31 00:29:15 +0000 2014",
+            "id": 505874924095815681 % 2**53 + i, "id_str": str(505874924095815681 + i),
+            "text": " ".join(_ascii_word(rng) for _ in range(rng.randint(3, 20))),
+            "source": "<a href=\"http://twitter.com/download/iphone\" rel=\"nofollow\">Twitter for iPhone</a>",
+            "truncated": False, "in_reply_to_status_id": None, "in_reply_to_status_id_str": None,
+            "in_reply_to_user_id": rng.choice([None, 1186275104]), "in_reply_to_user_id_str": None,
+            "in_reply_to_screen_name": None, "user": _user(rng, i), "geo": None, "coordinates": None, "place": None,
+            "contributors": None, "retweet_count": rng.randint(0, 99), "favorite_count": rng.randint(0, 99),
+            "entities": {"hashtags": [], "symbols": [], "urls": [], "user_mentions": [
+                {"screen_name": _ascii_word(rng), "name": _short(rng), "id": rng.randint(0, 2**32), "indices": [0, rng.randint(1, 15)]}
+                for _ in range(rng.randint(0, 2))]},
+            "favorited": False, "retweeted": False, "lang": "ja",
+        }
+        statuses.append(status)
+        size += len(repr(status))
+    return {"statuses": statuses, "search_metadata": {"completed_in": 0.087, "max_id": 505874924095815681 % 2**53, "count": len(statuses)}}
+
+
+def _geojson() -> Dict[str, Any]:
+    # Polygons as a random walk of full-precision doubles (17 significant digits), as in country borders.
+    rng = random.Random("geojson")
+    features: List[Dict[str, Any]] = []
+    size = 0
+    while size < _DOCUMENT_BYTES:
+        lon, lat = rng.uniform(-140.0, -55.0), rng.uniform(42.0, 80.0)
+        ring = []
+        for _ in range(rng.randint(20, 400)):
+            lon += rng.uniform(-0.05, 0.05)
+            lat += rng.uniform(-0.05, 0.05)
+            ring.append([lon, lat])
+        ring.append(ring[0])
+        features.append({"type": "Feature", "properties": {"name": _ascii_word(rng)},
+                         "geometry": {"type": "Polygon", "coordinates": [ring]}})
+        size += 40 * len(ring)
+    return {"type": "FeatureCollection", "features": features}
+
+
+def _mesh() -> Dict[str, Any]:
+    # A 3D mesh: positions and texture coordinates with 4-7 significant digits, triangle indices.
+    rng = random.Random("mesh")
+    vertices = 3000
+    positions = [round(rng.uniform(-10.0, 10.0), rng.randint(3, 6)) for _ in range(3 * vertices)]
+    tex = [round(rng.random(), rng.randint(4, 7)) for _ in range(2 * vertices)]
+    indices = [rng.randrange(vertices) for _ in range(6 * vertices)]
+    return {"batches": [{"indexRange": [0, len(indices)], "vertexRange": [0, vertices], "usesVColors": False,
+                         "isSkinned": False, "material": 0}],
+            "positions": positions, "tex0": tex, "indices": indices}
+
+
+def _int_array() -> List[int]:
+    rng = random.Random("int-array")
+    return [_int(rng) for _ in range(_DOCUMENT_BYTES // 10)]
+
+
+BUILDERS: Dict[str, Callable[[], Any]] = {
     "offer": _offer,
     "result64k": _result64k,
     "mixed8m": _mixed8m,
@@ -300,12 +429,16 @@ BUILDERS["numbers"] = _numbers
 NAME_FIXTURES = ["names-latin1", "names-cjk", "names-emoji"]
 for _name in NAME_FIXTURES:
     BUILDERS[_name] = _names_fixture(_name[len("names-"):])
-SHAPE_FIXTURES = NUMBER_FIXTURES + NAME_FIXTURES
-"""Fixtures of other shapes than the bench's first ones (issue 23): ``decode`` and ``canonicalize`` groups."""
+DOCUMENT_FIXTURES = ["catalog-pretty", "records-wide", "geojson", "mesh", "int-array"]
+BUILDERS.update(zip(DOCUMENT_FIXTURES, [_catalog, _records_wide, _geojson, _mesh, _int_array]))
+PRETTY = {"catalog-pretty": 4}
+"""Fixtures sent pretty-printed: name -> indent (``wire``)."""
+SHAPE_FIXTURES = NUMBER_FIXTURES + NAME_FIXTURES + DOCUMENT_FIXTURES
+"""Fixtures of other shapes than the bench's first ones (issues 23 and 33): ``decode`` and ``canonicalize`` groups."""
 
 
 @functools.lru_cache(maxsize=None)
-def value(name: str) -> Dict[str, Any]:
+def value(name: str) -> Any:
     """The fixture as a Python value (built once; do not mutate)."""
     return BUILDERS[name]()
 
@@ -316,6 +449,16 @@ def encoded(name: str) -> bytes:
     import rfc8785
 
     return rfc8785.dumps(value(name))
+
+
+@functools.lru_cache(maxsize=None)
+def wire(name: str) -> bytes:
+    """The fixture as a receiver gets it: ``encoded(name)``, or pretty-printed for a ``PRETTY`` fixture."""
+    if name not in PRETTY:
+        return encoded(name)
+    import json
+
+    return json.dumps(value(name), indent=PRETTY[name], ensure_ascii=False, allow_nan=False).encode("utf-8")
 
 
 # -- IATP manifest fixture --

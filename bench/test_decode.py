@@ -2,10 +2,13 @@
 
 The text fixtures (``text-ascii``, ``text-latin1``, ``text-cjk``, ``text-emoji``) time
 string building at each PEP 393 kind; ``numbers`` number reading; ``names-latin1``,
-``names-cjk``, ``names-emoji`` non-ASCII member names (``data.SHAPE_FIXTURES``).
+``names-cjk``, ``names-emoji`` non-ASCII member names; ``catalog-pretty`` (indented),
+``records-wide`` (objects of 13-60 members), ``geojson``, ``mesh`` and ``int-array`` the shapes of
+public benchmark documents (``data.SHAPE_FIXTURES``; each decoded as sent: ``data.wire``).
 
 ``ssrjson.loads`` (SIMD transcoding, picked at run time) is the fastest contender where its
-wheel installs, and skips with the reason elsewhere (``conftest.ssrjson``).
+wheel installs, and skips with the reason elsewhere (``conftest.ssrjson``); pysimdjson's
+``simdjson.loads`` likewise where it is installed (``conftest.pysimdjson``; not a dependency).
 
 ``json.loads+dup-check`` is json with an ``object_pairs_hook`` that refuses
 duplicate member names: the cheapest strictness a pure-Python user can add,
@@ -58,8 +61,13 @@ def test_decode_ssrjson(benchmark, ssrjson, fixture):
     _decode(benchmark, "ssrjson.loads", ssrjson.loads, fixture)
 
 
+@pytest.mark.parametrize("fixture", ALL_FIXTURES)
+def test_decode_pysimdjson(benchmark, pysimdjson, fixture):
+    _decode(benchmark, "simdjson.loads", pysimdjson.loads, fixture)
+
+
 def _decode(benchmark, contender, decode, fixture):
-    doc = data.encoded(fixture)
+    doc = data.wire(fixture)
     benchmark.group = f"decode:{fixture}"
     benchmark.name = contender
     if fixture == "mixed8m":

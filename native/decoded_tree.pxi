@@ -145,15 +145,16 @@ cdef void _settled_clear(Settled* s) noexcept:
 # stack (``OpenTree.vals``; an object's as name, value, name, value ...) and each container
 # is created complete when it closes, a list at its exact size and a dict presized for its
 # members, so neither grows nor rehashes as it fills.  Member names are checked for
-# duplicates as they are read, so the first problem in byte order is the one reported:
-# against the object's earlier names directly while it has few (decoder.pxi, parse_key),
-# through an index of them (a dict of the names) once it has more.
+# duplicates against the object's earlier names as they are read while it has few
+# (decoder.pxi, parse_key); past _LINEAR_NAMES names, by the dict itself when the object
+# closes: inserting a name it already holds does not grow it, so a dict smaller than its
+# pairs means a repeat, which is then located (_tree_repeated_name) and refused at its byte.
+# The first problem in byte order stays the one reported: every refusal first looks for a
+# repeat in the open objects (decoder.pxi, _fail), whose names all precede it.
 
 cdef extern from "Python.h":
     ctypedef Py_ssize_t Py_hash_t
     object PyDict_New()
-    PyObject* PyDict_SetDefault(object d, object k, object v) except NULL  # borrowed
-    int PyDict_SetItem(object d, object k, object v) except -1
     object PyList_New(Py_ssize_t size)
     void PyList_SET_ITEM_raw "PyList_SET_ITEM" (object l, Py_ssize_t k, PyObject* v)  # steals v
 
@@ -173,24 +174,39 @@ cdef extern from *:
     #else
     #define ajp_dict_set_known(d, k, v, h) PyDict_SetItem(d, k, v)
     #endif
+    /* A new dict of the count / 2 pairs v[0], v[1], ... (hashes[k]: hash(v[k]) for k < known;
+       past it the name gives its own, a str caching it), or NULL with an exception.  Not
+       inlined: only objects past _LINEAR_NAMES members come here (_tree_close_wide), and
+       the parse loop it would be inlined into is hot. */
+    __attribute__((noinline)) static PyObject *ajp_dict_from_pairs(PyObject **v, const Py_hash_t *hashes, Py_ssize_t count, Py_ssize_t known) {
+        PyObject *d = _PyDict_NewPresized(count >> 1);
+        if (d == NULL)
+            return NULL;
+        for (Py_ssize_t k = 0; k < count; k += 2) {
+            if (ajp_dict_set_known(d, v[k], v[k + 1], k < known ? hashes[k] : -1) < 0) {
+                Py_DECREF(d);
+                return NULL;
+            }
+        }
+        return d;
+    }
     """
     # New references as PyObject*: the decoder hands each one on (to the tree, to its container).
     PyObject* _dict_presized "ajp_dict_presized" (Py_ssize_t n) except NULL
     PyObject* _dict_new "PyDict_New" () except NULL
     PyObject* _list_new "PyList_New" (Py_ssize_t size) except NULL
     int _dict_set_known "ajp_dict_set_known" (PyObject* d, PyObject* k, PyObject* v, Py_hash_t h)  # -1 with an exception
-    void _xdecref "Py_XDECREF" (PyObject* o)
+    PyObject* _dict_from_pairs "ajp_dict_from_pairs" (PyObject** v, const Py_hash_t* hashes, Py_ssize_t count, Py_ssize_t known) except NULL
     void _list_set_item "PyList_SET_ITEM" (PyObject* l, Py_ssize_t k, PyObject* v)  # steals v
 
 cdef enum:
-    _LINEAR_NAMES = 12   # an object's names compared one by one up to this many
+    _LINEAR_NAMES = 12   # an object's names compared one by one up to this many (then: at its close)
     _TREE_INLINE = 64    # members and frames held inside the OpenTree until they outgrow it:
     _FRAMES_INLINE = 16  # a small document allocates no stacks at all
 
 
 cdef struct Frame:
     Py_ssize_t base      # index in vals of the container's first element (or first name)
-    PyObject* seen       # objects past _LINEAR_NAMES names: a dict of those names (strong), else NULL
     unsigned long long names  # bit (hash & 63) of each of its names so far (see parse_key)
     bint is_object
     bint holds_container  # a large document's object that holds a list or a dict (see _settle)
@@ -201,7 +217,8 @@ cdef struct Frame:
 # other threads or a re-entrant decode do.  It never moves while in use.
 cdef struct OpenTree:
     PyObject** vals      # strong references: the members of the open containers, outermost first
-    Py_hash_t* hashes    # hashes[k]: the hash of the member name vals[k] (duplicate checks)
+    Py_hash_t* hashes    # hashes[k]: the hash of the member name vals[k], one of an object's first
+                         # _LINEAR_NAMES names; of a later name, its byte (_tree_repeated_name)
     Py_ssize_t n
     Py_ssize_t cap
     Frame* frames        # the open containers, outermost first
@@ -231,10 +248,6 @@ cdef void _tree_clear(OpenTree* t) noexcept:
         t.vals[k] = NULL
         Py_XDECREF(o)
     t.n = 0
-    for k in range(t.depth):
-        o = t.frames[k].seen
-        t.frames[k].seen = NULL
-        Py_XDECREF(o)
     t.depth = 0
     if t.vals != t.vals_inline:
         PyMem_Free(t.vals)
@@ -302,7 +315,6 @@ cdef inline int _tree_open(OpenTree* t, bint is_object) except -1:
         t.frames = grown
         t.cap_frames = cap
     t.frames[t.depth].base = t.n
-    t.frames[t.depth].seen = NULL
     t.frames[t.depth].names = 0
     t.frames[t.depth].is_object = is_object
     t.frames[t.depth].holds_container = False
@@ -318,13 +330,13 @@ cdef inline unsigned char _tree_closer(OpenTree* t) noexcept:
 
 
 cdef PyObject* _tree_close(OpenTree* t, Settled* s) except NULL:
-    """Build the innermost open container from its members, and drop it and them from the
-    stacks; a new reference."""
+    """Build the innermost open container (an array, or an object of at most _LINEAR_NAMES
+    members: see _tree_close_wide) from its members, and drop it and them from the stacks;
+    a new reference."""
     cdef Frame* f = &t.frames[t.depth - 1]
     cdef Py_ssize_t base = f.base, count = t.n - base, k
     cdef PyObject** v = t.vals + base
     cdef Py_hash_t* hashes = t.hashes + base  # hashes[k]: hash(v[k]) for each name (parse_key)
-    cdef PyObject* seen = f.seen
     cdef PyObject* container
     if not f.is_object:
         container = _list_new(count)
@@ -342,14 +354,42 @@ cdef PyObject* _tree_close(OpenTree* t, Settled* s) except NULL:
                 return NULL
             _decref(v[k])
             _decref(v[k + 1])
-        f.seen = NULL
-        _xdecref(seen)
+    _tree_closed(t, s, container)
+    return container
+
+
+cdef int _tree_close_wide(OpenTree* t, Settled* s, bint unique, PyObject** out) except -1:
+    """_tree_close of an object past _LINEAR_NAMES members (``*out``: a new reference), or 1
+    (nothing built, nothing dropped) when ``unique`` and it repeats a name.
+
+    Its later names were not checked when read: the dict checks them all, since inserting
+    a name it holds does not grow it.  The members stay on the stack until it has them all,
+    so that a repeat can be located (_tree_repeated_name)."""
+    cdef Frame* f = &t.frames[t.depth - 1]
+    cdef Py_ssize_t base = f.base, count = t.n - base, k
+    cdef PyObject** v = t.vals + base
+    # The first names' hashes, then the names' bytes; on failure the members, still on the
+    # stack, are dropped with it (_tree_clear).
+    cdef PyObject* container = _dict_from_pairs(v, t.hashes + base, count, 2 * _LINEAR_NAMES)
+    if unique and PyDict_GET_SIZE(<object>container) != count >> 1:
+        _decref(container)
+        return 1
+    t.n = base
+    for k in range(count):
+        _decref(v[k])
+    _tree_closed(t, s, container)
+    out[0] = container
+    return 0
+
+
+cdef inline void _tree_closed(OpenTree* t, Settled* s, PyObject* container) noexcept:
+    """The innermost container is built: its frame goes (a large document settles it)."""
+    cdef Frame* f = &t.frames[t.depth - 1]
     t.depth -= 1
     if s.on:
         if not f.is_object or f.holds_container:
             _settle(s, container)
         _tree_holds_container(t)
-    return container
 
 
 cdef inline void _tree_holds_container(OpenTree* t) noexcept:
@@ -358,11 +398,12 @@ cdef inline void _tree_holds_container(OpenTree* t) noexcept:
         t.frames[t.depth - 1].holds_container = True
 
 
-cdef list _tree_path(OpenTree* t):
-    """The JSON Pointer steps to the innermost open container: names and indexes of the open members."""
+cdef list _tree_path(OpenTree* t, Py_ssize_t depth):
+    """The JSON Pointer steps to the open container ``depth - 1`` (the innermost: ``t.depth``):
+    names and indexes of the open members."""
     cdef list steps = []
     cdef Py_ssize_t k, child
-    for k in range(t.depth - 1):
+    for k in range(depth - 1):
         child = t.frames[k + 1].base  # the open member of container k starts here
         if t.frames[k].is_object:
             steps.append(<object>t.vals[child - 1])
@@ -380,19 +421,22 @@ cdef inline bint _same_str(PyObject* a, PyObject* b) noexcept:
     return memcmp(PyUnicode_DATA(<object>a), PyUnicode_DATA(<object>b), size * kind) == 0
 
 
-cdef bint _tree_indexed_duplicate(OpenTree* t, object key) except -1:
-    """The duplicate check for an object past ``_LINEAR_NAMES`` names: through a dict of its
-    names (built from them the first time), one lookup that adds the name."""
-    cdef Frame* f = &t.frames[t.depth - 1]
-    cdef Py_ssize_t k, size
-    cdef object seen
-    if f.seen == NULL:
-        seen = PyDict_New()
-        for k in range(f.base, t.n, 2):
-            PyDict_SetItem(seen, <object>t.vals[k], None)
-        Py_INCREF(seen)
-        f.seen = <PyObject*>seen
-    seen = <object>f.seen
-    size = PyDict_GET_SIZE(seen)
-    PyDict_SetDefault(seen, key, None)
-    return PyDict_GET_SIZE(seen) == size
+cdef PyObject* _tree_repeated_name(OpenTree* t, Py_ssize_t depth, Py_ssize_t* at) except? NULL:
+    """The first name of the open object ``depth`` (past _LINEAR_NAMES names) equal to one of
+    its earlier names (borrowed), and its byte in ``*at``; NULL when there is none.
+
+    A refusal's path only: the object's first _LINEAR_NAMES names were checked as they were
+    read, so a repeat is a later name, whose byte ``hashes`` holds (parse_key)."""
+    cdef Frame* f = &t.frames[depth]
+    cdef Py_ssize_t end = t.frames[depth + 1].base if depth + 1 < t.depth else t.n
+    cdef Py_ssize_t k
+    cdef set seen = set()
+    if not f.is_object or end - f.base <= 2 * _LINEAR_NAMES:
+        return NULL
+    for k in range(f.base, end, 2):
+        name = <object>t.vals[k]
+        if name in seen:
+            at[0] = t.hashes[k]
+            return t.vals[k]
+        seen.add(name)
+    return NULL

@@ -48,6 +48,7 @@ cdef extern from "decoder_scan.h":
     Py_ssize_t _short_name "ajpcore_short_name" (const unsigned char* p, Py_ssize_t i, Py_ssize_t n, unsigned long long* w) nogil
     bint _same_bytes "ajpcore_same_bytes" (const unsigned char* a, const unsigned char* b, Py_ssize_t n) nogil
     Py_ssize_t _text_name "ajpcore_text_name" (const unsigned char* p, Py_ssize_t body, Py_ssize_t i, Py_ssize_t n, Py_ssize_t max, unsigned long long* h) nogil
+    Py_ssize_t _skip_ws_run "ajpcore_skip_ws_run" (const unsigned char* p, Py_ssize_t i, Py_ssize_t n) nogil
 
 cdef extern from "decoder_str.h":  # every str decode makes (see there)
     PyObject* _ascii_new "ajpcore_ascii_new" (Py_ssize_t size) except NULL  # a new reference
@@ -112,8 +113,32 @@ cdef struct Parser:
 
 
 cdef int _fail(Parser* self, str reason, Py_ssize_t pos) except -1:
+    """Refuse the document: ``reason`` at byte ``pos``, unless an open object repeats a name.
+
+    Past _LINEAR_NAMES names an object's names are checked at its close (_tree_close): a
+    repeat among the open objects' names, all read before ``pos``, is the first problem."""
+    if not self.allow_duplicate_keys:
+        _refuse_repeated_name(self)
+    return _fail_at(self, reason, pos, self.tree.depth)
+
+
+cdef int _fail_at(Parser* self, str reason, Py_ssize_t pos, Py_ssize_t depth) except -1:
+    """Raise the DecodeError for ``reason`` at byte ``pos``, in the open container ``depth - 1``."""
     head = PyBytes_FromStringAndSize(<const char*>self.p, pos)
-    raise _decode_error(head, reason, pos, _tree_path(&self.tree))
+    raise _decode_error(head, reason, pos, _tree_path(&self.tree, depth))
+
+
+cdef int _refuse_repeated_name(Parser* self) except -1:
+    """Refuse the first repeated name of the open objects past _LINEAR_NAMES names, if any
+    (outermost first: its names precede the inner ones')."""
+    cdef OpenTree* t = &self.tree
+    cdef Py_ssize_t d, at = 0
+    cdef PyObject* name
+    for d in range(t.depth):
+        name = _tree_repeated_name(t, d, &at)
+        if name != NULL:
+            _fail_at(self, _duplicate_reason(<object>name), at, d + 1)
+    return 0
 
 
 cdef int _eof(Parser* self) except -1:
@@ -121,8 +146,10 @@ cdef int _eof(Parser* self) except -1:
 
 
 cdef inline Py_ssize_t _skip_ws(const unsigned char* p, Py_ssize_t i, Py_ssize_t n) noexcept:
-    while i < n and _IS_WS[p[i]]:
-        i += 1
+    """The first byte from ``i`` that is not whitespace (or ``n``): none is one lookup, a run
+    (`": "`, indentation) is skipped by ajpcore_skip_ws_run."""
+    if i < n and _IS_WS[p[i]]:
+        return _skip_ws_run(p, i + 1, n)
     return i
 
 
@@ -237,12 +264,17 @@ cdef object _parse(Parser* self):
             if c == 0x2C:
                 i += 1
                 if closer == 0x7D:
+                    if i < n and _IS_WS[p[i]]:  # pretty-printed: the name is on its own line
+                        i = _skip_ws_run(p, i + 1, n)
                     i = _parse_key(self, i, False)
                 array_opened = False
                 break
             if c == closer:
                 i += 1
-                v = _tree_close(t, &self.settled)
+                if closer == 0x5D or t.n - t.frames[t.depth - 1].base <= 2 * _LINEAR_NAMES:
+                    v = _tree_close(t, &self.settled)
+                elif _tree_close_wide(t, &self.settled, not self.allow_duplicate_keys, &v):
+                    _refuse_repeated_name(self)  # the object repeats a name: found and refused
                 closer = _tree_closer(t)
                 continue
             _fail(self, "expected `,` or `]`" if closer == 0x5D else "expected `,` or `}`", i)
@@ -256,16 +288,19 @@ cdef inline Py_ssize_t _parse_key(Parser* self, Py_ssize_t i, bint first) except
     """Read `"name" :` of a member of the innermost object (``first``: right after its `{`);
     return the position after the colon.
 
-    Inline, the usual member: a short ASCII name the cache holds, right where it starts and
-    followed by its colon, whose hash bit no earlier name of its object has set (so no
-    duplicate).  Every other case, and every refusal, is _parse_member_name from the same
-    ``i``: nothing here changes any state before the member is known to be the usual one.
+    Inline, the usual member: a short ASCII name the cache holds, right where it starts
+    (the caller skips indentation) and followed by its colon, whose hash bit no earlier name
+    of its object has set (so no duplicate), or any such name past the object's first
+    _LINEAR_NAMES (checked at its close).  Every other case, and every refusal, is
+    _parse_member_name from the same ``i``: nothing here changes any state before the member
+    is known to be the usual one.
     """
     cdef const unsigned char* p = self.p
     cdef OpenTree* t = &self.tree
     cdef Py_ssize_t size
     cdef unsigned long long w[2]
     cdef unsigned long long bit
+    cdef bint wide
     cdef KeyEntry* e
     cdef Frame* f
     if i < self.n and p[i] == 0x22 and t.n < t.cap and not self.allow_duplicate_keys:
@@ -275,11 +310,12 @@ cdef inline Py_ssize_t _parse_key(Parser* self, Py_ssize_t i, bint first) except
             if e.w0 == w[0] and e.w1 == w[1] and e.size == size and i + size + 2 < self.n and p[i + size + 2] == 0x3A:
                 f = &t.frames[t.depth - 1]
                 bit = 1ULL << (<unsigned long long>e.hash & 63)
-                if f.seen == NULL and t.n - f.base < 2 * _LINEAR_NAMES and not (f.names & bit):
+                wide = t.n - f.base >= 2 * _LINEAR_NAMES  # checked at the close: its byte, in case it repeats
+                if wide or not (f.names & bit):
                     f.names |= bit
                     _incref(e.name)
                     t.vals[t.n] = e.name
-                    t.hashes[t.n] = e.hash
+                    t.hashes[t.n] = i if wide else e.hash
                     t.n += 1
                     return i + size + 3
         elif size < 0:
@@ -319,19 +355,18 @@ cdef Py_ssize_t _parse_member_name(Parser* self, Py_ssize_t i, bint first, bint 
         i = self.i
     # RFC 7493 §2.3: member names MUST be unique (compared after unescaping).
     t.vals[t.n] = key
-    t.hashes[t.n] = h
-    if not self.allow_duplicate_keys:
-        f = &t.frames[t.depth - 1]
-        if f.seen == NULL and t.n - f.base < 2 * _LINEAR_NAMES:
+    f = &t.frames[t.depth - 1]
+    if t.n - f.base >= 2 * _LINEAR_NAMES:
+        t.hashes[t.n] = start  # past _LINEAR_NAMES names: checked at the close (_tree_close)
+    else:
+        t.hashes[t.n] = h
+        if not self.allow_duplicate_keys:
             # The object's earlier names, one by one (the hash first), when the bit of
             # this hash is set by one of them.
             bit = 1ULL << (<unsigned long long>h & 63)
             if f.names & bit:
                 _linear_duplicate(self, f, start)
             f.names |= bit
-        elif _tree_indexed_duplicate(t, <object>key):
-            t.n += 1
-            _fail(self, _duplicate_reason(<object>key), start)
     t.n += 1
     if i < n and p[i] == 0x3A:
         return i + 1

@@ -63,6 +63,47 @@ static inline Py_ssize_t ajpcore_scan_plain(const unsigned char *p, Py_ssize_t i
     return i;
 }
 
+/* JSON whitespace (RFC 8259 §2: space, tab, line feed, carriage return): bits 0x20, 0x09, 0x0A, 0x0D. */
+static inline int ajpcore_is_ws(unsigned char c) { return c <= 0x20 && ((1ULL << c) & 0x100002600ULL); }
+
+/* First i' >= i where p[i'] is not whitespace (or n): the rest of a run whose first byte the
+   caller skipped.  One byte (`": "`, `", "`) is one test; a longer run (a pretty-printer's line
+   break and indentation) is read sixteen bytes at a time where SSE2 is there, looking for spaces,
+   then at the byte that ends them; else eight spaces at a time.  Not inlined: the parse loop
+   calls it from many places, only where there is whitespace. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noinline))
+#endif
+static Py_ssize_t ajpcore_skip_ws_run(const unsigned char *p, Py_ssize_t i, Py_ssize_t n) {
+    if (i >= n || !ajpcore_is_ws(p[i]))
+        return i;
+#if AJP_BUILD_SSE2
+    while (i + 16 <= n) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(p + i));
+        unsigned int m = ~(unsigned int)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(0x20))) & 0xFFFFu;
+        if (m == 0) {
+            i += 16;
+            continue;
+        }
+        i += __builtin_ctz(m);
+        if (!ajpcore_is_ws(p[i]))
+            return i;
+        i++;  /* a line feed, tab or carriage return among the spaces */
+    }
+#else
+    while (i + 8 <= n) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        if (w != 0x2020202020202020ULL)
+            break;
+        i += 8;
+    }
+#endif
+    while (i < n && ajpcore_is_ws(p[i]))
+        i++;
+    return i;
+}
+
 /* Strings are read in two steps over the bytes of one string: ajpcore_scan_string
    checks everything (RFC 8259 §7 grammar; RFC 7493 §2.1: well-formed UTF-8, no lone
    surrogate escapes, no noncharacters) and learns the string's length in code points

@@ -3,8 +3,9 @@
 Each shortcut of ``native/decoder.pxi`` and ``native/decoder_scan.h`` is driven across its
 edges on both twins (the pure twin is the reference): runs of 3-byte UTF-8 characters read
 two at a time, member names found in the name cache, duplicate names checked against an
-object's earlier names one by one (up to 12) or through an index of them (past 12), and
-containers built when they close (the JSON pointer of an error inside them).
+object's earlier names one by one (up to 12) or by the dict when the object closes (past 12:
+still reported first, at the repeated name, whatever comes after it), and containers built
+when they close (the JSON pointer of an error inside them).
 """
 
 import json
@@ -163,6 +164,59 @@ def test_unique_names_pass_in_objects_of_any_size(twins, size):
     doc = json.dumps(value).encode()
     for impl in twins:
         assert impl.decode(doc) == value
+
+
+def _wide(names, extra="", indent=""):
+    """An object of ``names`` (each ``"name":index``), then ``extra`` members, the separators indented."""
+    sep = "," + ("\n" + indent if indent else "")
+    members = [f'"{name}":{i}' for i, name in enumerate(names)] + ([extra] if extra else [])
+    return "{" + sep.join(members) + "}"
+
+
+WIDE = [f"k{i}" for i in range(LINEAR_NAMES + 8)]
+AFTER_A_REPEAT = [
+    "",                                               # nothing: found when the object closes
+    '"x":tru',                                        # a bad literal later in the same object
+    '"x":[1,2,{"y":1,"y":2}]',                        # a repeat in a small object inside it
+    '"x":' + _wide(WIDE + ["k13"]),                   # a repeat in a wide object inside it, closed first
+    '"x":[1,',                                        # the end of the data
+    '"x":"\\ud800"',                                  # a lone surrogate
+    '"x":1e999',                                      # a number binary64 cannot hold
+    '"k2"',                                           # a later repeat whose colon is missing
+]
+
+
+@pytest.mark.parametrize("after", AFTER_A_REPEAT)
+@pytest.mark.parametrize("indent", ["", "    "])
+@pytest.mark.parametrize("repeat", [0, LINEAR_NAMES - 1, LINEAR_NAMES, LINEAR_NAMES + 2])
+def test_a_repeat_past_the_linear_names_is_the_first_problem_reported(twins, after, indent, repeat):
+    """Past 12 names a repeat is found when the object closes (native twin), yet reported as
+    the pure twin does when it reads it: at its byte, before anything that comes after it."""
+    names = WIDE[:LINEAR_NAMES + 3] + [WIDE[repeat]] + WIDE[LINEAR_NAMES + 3:]
+    text = _wide(names, after, indent)
+    doc = ("[true, " + text + "]").encode()
+    result = agree(twins, doc)
+    assert result[0] == "error"
+    assert result[1] == f"JSON is malformed: duplicate member name `{WIDE[repeat]}` (byte {result[2]})"
+    assert doc[result[2]:].startswith(f'"{WIDE[repeat]}":{LINEAR_NAMES + 3}'.encode())
+    assert result[5] == "/1"
+
+
+def test_a_repeat_in_an_outer_wide_object_precedes_one_in_an_inner_object(twins):
+    inner = _wide(WIDE + ["k14"])                     # its own repeat, found first by the native twin
+    doc = ("{" + ",".join(f'"{n}":{i}' for i, n in enumerate(WIDE)) + ',"k15":0,"z":' + inner + "}").encode()
+    result = agree(twins, doc)
+    assert result[1].startswith("JSON is malformed: duplicate member name `k15`")
+    assert result[5] == ""
+
+
+@pytest.mark.parametrize("size", [LINEAR_NAMES + 1, 60])
+def test_wide_pretty_printed_objects_decode_as_json_does(twins, size):
+    value = {"rows": [{f"member_{k}": [k, None, {"v": k}] for k in range(size)} for _ in range(3)]}
+    for indent in (1, 4, 17):
+        doc = json.dumps(value, indent=indent).encode()
+        assert agree(twins, doc) == ("ok", repr(value))
+        assert agree(twins, doc, allow_duplicate_keys=True) == ("ok", repr(value))
 
 
 # -- containers built when they close --------------------------------------------
