@@ -22,6 +22,7 @@ from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Seque
 import jsonschema_rs
 
 from ._jsoncopy import copy_json_collecting
+from ._schema_prefix import cut, cut_is_exact
 from ._schema_formats import FormatCheck, formats_holder, split_formats
 from .errors import SchemaError, ValidationError, format_path
 from .timestamps import is_timestamp
@@ -130,13 +131,18 @@ class CompiledSchema:
         """The problems as ``(json_path, reason)``, in document order; ``[]`` when valid.
 
         At most ``MAX_PROBLEMS`` (100) are listed: beyond that, the first 100 in document
-        order and one last ``("$", "... and N more problems not listed")``.  The cost is
-        linear in the document and the problems found (each object's member order is read
-        once, however many problems it holds), so a hostile document cannot make the
-        report cost more than reading it.
+        order and one last ``("$", "... and N more problems not listed")``, or ``"... and
+        more problems not listed"`` when they were found in the document with its long
+        arrays cut (``_first_of_cut``: the engine then reads a few hundred items of an
+        array, not 64,000).  The cost is linear in the document and in the problems read
+        (each object's member order is read once, however many problems it holds), so a
+        hostile document cannot make the report cost more than reading it.
         """
         if self.is_valid(value):
             return []
+        listed = self._first_of_cut(value)
+        if listed is not None:
+            return listed
         problems: Problems = []
         try:
             found = list(self._validator.iter_errors(value))
@@ -153,6 +159,32 @@ class CompiledSchema:
         if len(placed) > MAX_PROBLEMS:
             worded.append(_more(len(placed) - MAX_PROBLEMS))
         return worded or [("$", "Value does not match the schema")]
+
+    def _first_of_cut(self, value: Any) -> Optional[Problems]:
+        """The first ``MAX_PROBLEMS`` problems and ``... and more``, read from ``value`` with its long
+        arrays cut (``_schema_prefix``), or None when the whole document must be read: nothing to
+        cut, a schema the cut could fool, not plain JSON, or too few problems before the cut.
+
+        The engine hands back every error at once, so reading the cut costs what the answer
+        lists, not what the document holds: the cut keeps ``4 * MAX_PROBLEMS`` items of each
+        array, then 8 times more while the problems before the first dropped item are too few.
+        """
+        limit = 4 * MAX_PROBLEMS
+        while True:
+            trimmed = cut(value, limit)
+            if trimmed is None or trimmed.end is None or not cut_is_exact(self.schema, trimmed.paths):
+                return None
+            try:
+                found = list(self._validator.iter_errors(trimmed.value))
+            except ValueError:
+                return None
+            positions = _Positions(trimmed.value)
+            end = trimmed.end
+            placed = [problem for e in found for problem in _placed(e, positions) if problem[0][0] < end]
+            if len(placed) > MAX_PROBLEMS:
+                first = heapq.nsmallest(MAX_PROBLEMS, placed, key=_where)
+                return [self._worded(e, name, value) for _, e, name in first] + [_more(None)]
+            limit *= 8
 
     def validate(self, value: Any) -> None:
         """Return ``None`` when ``value`` is valid, else raise ``ValidationError`` listing every problem."""
@@ -234,7 +266,10 @@ def _capped(problems: Problems) -> Problems:
     return problems[:MAX_PROBLEMS] + [_more(len(problems) - MAX_PROBLEMS)]
 
 
-def _more(rest: int) -> Tuple[str, str]:
+def _more(rest: Optional[int]) -> Tuple[str, str]:
+    """The line after the listed problems: how many more, or only that there are more (a cut document)."""
+    if rest is None:
+        return "$", "... and more problems not listed"
     return "$", f"... and {rest} more problem{'s' if rest > 1 else ''} not listed"
 
 

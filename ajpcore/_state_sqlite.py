@@ -24,10 +24,11 @@ import time
 import weakref
 from typing import Any, Callable, List, Optional, TypeVar
 
+from ._state_file import check_filesystem, check_schema, check_state_file
 from .errors import StateUnavailable
 
 __all__ = [
-    "SQLiteState", "Commit", "Rollback", "SCHEMA_VERSION", "SYNCHRONOUS_MODES", "NETWORK_FILESYSTEMS",
+    "SQLiteState", "Commit", "Rollback", "SCHEMA_VERSION", "SYNCHRONOUS_MODES",
     "_new_lock_after_fork",
 ]
 
@@ -39,13 +40,6 @@ WAL_AUTOCHECKPOINT = 10_000
 
 SYNCHRONOUS_MODES = ("NORMAL", "FULL")
 """``synchronous=`` values: ``NORMAL`` survives any process crash, ``FULL`` also a power cut."""
-
-NETWORK_FILESYSTEMS = frozenset({
-    "nfs", "nfs4", "cifs", "smb3", "smbfs", "ncpfs", "afs", "9p", "ceph", "glusterfs", "lustre", "gpfs",
-    "fuse.sshfs", "fuse.s3fs", "fuse.glusterfs", "fuse.cephfs", "davfs", "fuse.davfs2", "fuse.rclone", "fuse.gcsfuse",
-})
-"""File system types refused: their byte-range locks (which WAL needs) are missing or unreliable
-(https://www.sqlite.org/wal.html: "WAL does not work over a network filesystem")."""
 
 _SCHEMA = (
     # replay guard: one row per live (identity, job_id); the counters are kept by triggers
@@ -76,26 +70,6 @@ class Rollback(Exception):
         self.error = error
 
 
-def _network_filesystem(path: str) -> Optional[str]:
-    """The type of the network file system ``path`` lies on (Linux ``/proc/self/mountinfo``), else None."""
-    try:
-        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as f:
-            lines = f.read().splitlines()
-    except OSError:
-        return None  # not Linux: documented in docs/deploying.md
-    real = os.path.realpath(path)
-    best, best_type = "", ""
-    for line in lines:
-        left, _, right = line.partition(" - ")
-        fields, tail = left.split(), right.split()
-        if len(fields) < 5 or not tail:
-            continue
-        mount = fields[4].replace("\\040", " ")
-        if (real == mount or real.startswith(mount.rstrip("/") + "/")) and len(mount) >= len(best):
-            best, best_type = mount, tail[0]
-    return best_type if best_type in NETWORK_FILESYSTEMS else None
-
-
 def _new_lock_after_fork(owner: Any) -> None:
     """Give ``owner`` a fresh ``_lock`` in a forked child: a thread of the parent may have held it at the fork."""
     if not hasattr(os, "register_at_fork"):  # pragma: no cover - Windows
@@ -116,8 +90,10 @@ class SQLiteState:
     ``path``: the database file, created 0600 when missing.  ``synchronous``:
     ``"NORMAL"`` or ``"FULL"``.  ``busy_timeout``: seconds a transaction waits
     for another writer before ``StateUnavailable``.  Raises ``StateUnavailable``
-    when the file cannot be opened or is not a state file of ``SCHEMA_VERSION``,
-    ``ValueError`` for bad arguments or a network file system.
+    when the file cannot be opened, is not a state file of ``SCHEMA_VERSION`` or
+    fails ``_state_file.check_state_file``/``check_schema`` (owner, mode, directory,
+    extra schema objects), ``ValueError`` for bad arguments or a file system that is
+    not local (``_state_file.check_filesystem``).
     """
 
     def __init__(
@@ -137,13 +113,7 @@ class SQLiteState:
             raise ValueError("busy_timeout must be a number of seconds >= 0")
         self.synchronous = synchronous
         self.busy_timeout = float(busy_timeout)
-        directory = os.path.dirname(os.path.abspath(self.path))
-        remote = None if allow_network_filesystem else _network_filesystem(directory)
-        if remote is not None:
-            raise ValueError(
-                f"`{self.path}` is on a {remote} network file system, where SQLite's locks do not hold: "
-                "use a local disk, or RedisReplayGuard for several hosts"
-            )
+        check_filesystem(self.path, allow_network_filesystem)
         self._lock = threading.Lock()
         _new_lock_after_fork(self)
         self._conn: Optional[sqlite3.Connection] = None
@@ -167,6 +137,7 @@ class SQLiteState:
             raise StateUnavailable(f"cannot create the state file `{self.path}`: {exc}") from None
         else:
             os.close(fd)
+        check_state_file(self.path)
         conn = None
         try:
             conn = sqlite3.connect(self.path, timeout=0, isolation_level=None, check_same_thread=False)
@@ -198,6 +169,7 @@ class SQLiteState:
         conn.execute("PRAGMA foreign_keys = OFF")
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         if version == SCHEMA_VERSION:
+            check_schema(conn, _SCHEMA, self.path)
             return
         if version != 0:
             raise StateUnavailable(

@@ -505,8 +505,9 @@ class MalformedJws(MalformedSignature):
 
 
 class MalformedCard(MalformedSignature):
-    """An Agent Card that cannot carry signatures: not a JSON object, or ``signatures`` not an
-    array of objects (HTTP 401, ``MALFORMED_SIGNATURE``)."""
+    """An Agent Card that cannot carry signatures: not a JSON object, ``signatures`` not an
+    array of objects, or more entries than ``verify_card``'s ``max_signatures`` (HTTP 401,
+    ``MALFORMED_SIGNATURE``)."""
 
 
 class UnsignedCard(SignatureError):
@@ -518,8 +519,8 @@ class UnsignedCard(SignatureError):
 class JwkError(KeyFormatError):
     """A JWK or JWKS document (or a key to sign with) that ajpcore's strict rules refuse: not a JSON
     object, a private member (``d``, ``p``...), an unknown ``kty`` or curve, a missing or repeated
-    ``kid``, non-canonical base64url, a point off the curve, RSA outside 2048..16384 bits (HTTP 400,
-    ``BAD_KEY``)."""
+    ``kid``, non-canonical base64url, a point off the curve, RSA outside 2048..16384 bits or with a
+    public exponent that is even, below 3 or above 2^32 - 1 (HTTP 400, ``BAD_KEY``)."""
 
 
 __all__ += ["UnsupportedAlgorithm", "UntrustedKey", "MalformedJws", "MalformedCard", "UnsignedCard", "JwkError"]

@@ -266,13 +266,40 @@ def _legacy_child(value: Any, stack: list[tuple[Any, Any, int]], depth: int) -> 
     return copy
 
 
-def _legacy_bytes(rest: dict[str, Any]) -> Optional[bytes]:
-    """The canonical bytes of ``_legacy_form(rest)``, or None when it nests deeper than canonical JSON allows.
+LEGACY_CHECK_MAX_VALUES = 512
+"""The most values (members and items, at any depth) a body may hold for a failed signature to be
+checked against the pre-0.3 form as well.  The legacy form is rebuilt in Python: up to 512 values
+that costs about one Ed25519 verification (~0.1 ms); an unbounded body made each refusal rebuild it
+(1 MB of nested arrays: 0.7 s, 50x the signature check it explains)."""
 
-    Only the ``__proto__`` members the legacy form adds can make it deeper than
-    a body that canonicalized: such a signature is then reported as
-    ``BadSignature`` (refused all the same, only the label differs).
+
+def _holds_at_most(rest: dict[str, Any], limit: int) -> bool:
+    """True when ``rest`` holds at most ``limit`` values at any depth; the count stops past ``limit``,
+    so deciding costs at most ``limit`` steps whatever the body."""
+    budget = limit
+    stack: list[Any] = [rest]
+    while stack:
+        node = stack.pop()
+        budget -= len(node)
+        if budget < 0:
+            return False
+        for value in node.values() if isinstance(node, dict) else node:
+            if isinstance(value, (dict, list, tuple)):
+                stack.append(value)
+    return True
+
+
+def _legacy_bytes(rest: dict[str, Any]) -> Optional[bytes]:
+    """The canonical bytes of ``_legacy_form(rest)``, or None when the legacy check is not made.
+
+    It is not made for a body of more than ``LEGACY_CHECK_MAX_VALUES`` values (so the
+    check costs no more than the signature check it explains), nor when the legacy form
+    nests deeper than canonical JSON allows (only the ``__proto__`` members it adds can
+    make it deeper than a body that canonicalized).  Such a signature is then reported as
+    ``BadSignature``: refused all the same, only the label differs.
     """
+    if not _holds_at_most(rest, LEGACY_CHECK_MAX_VALUES):
+        return None
     try:
         return _core.impl.canonicalize(_legacy_form(rest))
     except EncodeError:

@@ -283,7 +283,7 @@ LOCATIONS = [
     ("provenance:github:alice/agent", "https://github.com:8443/alice/agent", "mismatch"),
     ("provenance:npm:left-pad", "https://www.npmjs.com/package/left-pad", "match"),
     ("provenance:npm:left-pad", "https://www.npmjs.com/package/evil/left-pad", "mismatch"),
-    ("provenance:npm:@acme/agent", "https://registry.npmjs.org/@acme%2fagent", "match"),
+    ("provenance:npm:@acme/agent", "https://registry.npmjs.org/@acme%2fagent", "unchecked"),  # an encoded separator
     ("provenance:npm:@acme/agent", "https://www.npmjs.com/package/@acme/agent", "match"),
     ("provenance:pypi:agent-kit", "https://pypi.org/project/agent-kit/", "match"),
     ("provenance:huggingface:alice/agent", "https://huggingface.co/spaces/alice/agent/raw/main/PROVENANCE.yml", "match"),

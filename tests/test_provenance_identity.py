@@ -123,8 +123,10 @@ LOCATIONS = [
     ("provenance:npm:jsonstream", "https://registry.npmjs.org/JSONStream", "mismatch"),
     ("provenance:npm:JSONStream", "https://registry.npmjs.org/JSONStream", "match"),
     ("provenance:npm:JSONStream", "https://www.npmjs.com/package/jsonstream", "mismatch"),
-    ("provenance:npm:@acme/agent", "https://registry.npmjs.org/@acme%2Fagent", "match"),
-    ("provenance:npm:@acme/agent", "https://registry.npmjs.org/@ACME%2fagent", "mismatch"),
+    # An encoded separator is never a match (issue 29 §1), even where the registry would read it.
+    ("provenance:npm:@acme/agent", "https://registry.npmjs.org/@acme%2Fagent", "unchecked"),
+    ("provenance:npm:@acme/agent", "https://registry.npmjs.org/@acme/agent", "match"),
+    ("provenance:npm:@acme/agent", "https://registry.npmjs.org/@ACME/agent", "mismatch"),
     ("provenance:pypi:agent-kit", "https://pypi.org/project/Agent_Kit/", "match"),
     ("provenance:pypi:agent-kit", "https://pypi.org/project/agent.kit", "match"),
     ("provenance:pypi:agent-kit", "https://pypi.org/project/agentkit/", "mismatch"),
@@ -217,6 +219,11 @@ GATE_REFUSALS = [
     ("https://router.home.arpa/x", "provenance:domain:router.home.arpa", "DECLARATION_URL_REFUSED"),
     ("https://svc.internal/x", "provenance:domain:svc.internal", "DECLARATION_URL_REFUSED"),
     ("https://svc.alt/x", "provenance:domain:svc.alt", "DECLARATION_URL_REFUSED"),
+    # What RHEL-family hosts files map to loopback (issue 29 §9).
+    ("https://localhost.localdomain/x", "provenance:domain:localhost.localdomain", "DECLARATION_URL_REFUSED"),
+    ("https://localhost4.localdomain4/x", "provenance:domain:localhost4.localdomain4", "DECLARATION_URL_REFUSED"),
+    ("https://localhost6.localdomain6/x", "provenance:domain:localhost6.localdomain6", "DECLARATION_URL_REFUSED"),
+    ("https://agent.LocalDomain/x", "provenance:domain:agent.localdomain", "DECLARATION_URL_REFUSED"),
     # The id: its canonical spelling, and the location it names.
     ("https://agent.example.com/.well-known/provenance.json", "provenance:domain:AGENT.example.com", "PROVENANCE_ID_NOT_CANONICAL"),
     ("https://agent.example.com/.well-known/provenance.json", "provenance:domain:agent.example.com/", "PROVENANCE_ID_NOT_CANONICAL"),
@@ -227,6 +234,12 @@ GATE_REFUSALS = [
     ("https://sub.agent.example.com/.well-known/provenance.json", AGENT, "DECLARATION_LOCATION_MISMATCH"),
     ("https://example.com/agents/ALICE/x.json", "provenance:domain:example.com/agents/alice", "DECLARATION_LOCATION_MISMATCH"),
     ("https://agent.example.com/a/../.well-known/provenance.json", AGENT, "DECLARATION_LOCATION_MISMATCH"),
+    ("https://example.com/agents/alice/..%2F..%2Fagents%2Fmallory%2Fprovenance.json",
+     "provenance:domain:example.com/agents/alice", "DECLARATION_LOCATION_MISMATCH"),
+    ("https://example.com/agents/alice/..%5C..%5Cagents%5Cmallory%5Cprovenance.json",
+     "provenance:domain:example.com/agents/alice", "DECLARATION_LOCATION_MISMATCH"),
+    ("https://example.com/agents/alice/..;/mallory/provenance.json",
+     "provenance:domain:example.com/agents/alice", "DECLARATION_LOCATION_MISMATCH"),
     ("https://github.com/attacker/x/blob/main/alice/agent/PROVENANCE.yml", "provenance:github:alice/agent", "DECLARATION_LOCATION_MISMATCH"),
     ("https://unknown-host.example.org/alice/agent", "provenance:github:alice/agent", "DECLARATION_LOCATION_MISMATCH"),
 ]
@@ -378,3 +391,87 @@ def test_a_str_subclass_cannot_vouch_for_its_own_spelling():
     with pytest.raises(SenderIdentityError):
         check_declaration_url(HOME, respelled)
     assert check_location(_AgreeableStr(AGENT), _AgreeableStr(HOME)) == "match"  # a plain spelling still is
+
+
+# -- the location check against a real file server (issue 29 §1) ---------------------------
+
+ALICE = "provenance:domain:example.com/agents/alice"
+SERVED_PATHS = [
+    # Each path is asked of the gate as https://example.com<path> and of http.server as <path>.
+    "/agents/alice/provenance.json",
+    "/agents/alice/sub/provenance.json",
+    "/agents/alice/%70rovenance.json",
+    "/agents/alice/..%2F..%2Fagents%2Fmallory%2Fprovenance.json",
+    "/agents/alice/..%2f..%2fagents%2fmallory%2fprovenance.json",
+    "/agents/alice/%2e%2e%2Fmallory%2Fprovenance.json",
+    "/agents/alice/%2E%2E/mallory/provenance.json",
+    "/agents/alice/.%2e/mallory/provenance.json",
+    "/agents/alice/..%5C..%5Cagents%5Cmallory%5Cprovenance.json",
+    "/agents/alice/..;/mallory/provenance.json",
+    "/agents/alice/%2e%2e%3B/mallory/provenance.json",
+    "/agents/alice/sub%2F..%2F..%2Fmallory%2Fprovenance.json",
+    "/agents/alice/%252E%252E%252Fmallory%252Fprovenance.json",
+    "/agents/alice%2F..%2Fmallory/provenance.json",
+    "/agents/alice/x/%2e%2e/%2e%2e/mallory/provenance.json",
+]
+
+
+@pytest.fixture
+def file_server(tmp_path):
+    """http.server on 127.0.0.1 serving a tree whose every file holds its own path."""
+    import functools
+    import http.server
+    import threading
+
+    for rel in ("agents/alice/provenance.json", "agents/alice/sub/provenance.json",
+                "agents/mallory/provenance.json", "provenance.json"):
+        target = tmp_path / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(rel)
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(tmp_path)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _served(port, path):
+    import http.client
+
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        conn.request("GET", path)  # sent as written: http.client does not normalize the path
+        response = conn.getresponse()
+        return response.status, response.read().decode()
+    finally:
+        conn.close()
+
+
+def test_every_admitted_url_is_served_from_the_ids_directory(file_server):
+    admitted = []
+    for path in SERVED_PATHS:
+        url = "https://example.com" + path
+        verdict = check_location(ALICE, url)
+        try:
+            check_declaration_url(url, ALICE)
+            gate = True
+        except SenderIdentityError:
+            gate = False
+        assert gate == (verdict == "match"), path
+        if verdict == "match":
+            admitted.append(path)
+            status, body = _served(file_server, path)
+            assert status == 404 or body.startswith("agents/alice/"), (path, body)
+    # The plain paths, and the doubly encoded one (a file named "%2E%2E%2F..." in alice's directory).
+    assert len(admitted) == 4, admitted
+    # The attack is real against this server: the encoded form reaches mallory's file.
+    status, body = _served(file_server, "/agents/alice/..%2F..%2Fagents%2Fmallory%2Fprovenance.json")
+    assert (status, body) == (200, "agents/mallory/provenance.json")

@@ -63,7 +63,9 @@ def test_work_does_not_grow_with_the_problems_under_one_object(core, monkeypatch
         assert len(exc.errors) == MAX_PROBLEMS + 1
         assert exc.errors[:3] == [(f"$.context.constraints[{i}]", "Expected `str`, got `int`") for i in range(3)]
         assert exc.errors[MAX_PROBLEMS - 1][0] == f"$.context.constraints[{MAX_PROBLEMS - 1}]"
-        assert exc.errors[-1] == ("$", f"... and {k - MAX_PROBLEMS} more problems not listed")
+        # 300 items are read whole and counted; of 6,000 only the first hundreds are read (issue 29 §6).
+        counted = ("$", f"... and {k - MAX_PROBLEMS} more problems not listed")
+        assert exc.errors[-1] == (counted if k <= 4 * MAX_PROBLEMS else ("$", "... and more problems not listed"))
         assert str(exc).count("\n") == MAX_PROBLEMS
 
 

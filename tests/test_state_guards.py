@@ -517,18 +517,18 @@ def test_sqlite_file_is_0600_wal_versioned_and_purges_as_it_goes(tmp_path):
 
 
 def test_sqlite_refuses_network_file_systems(tmp_path, monkeypatch):
-    from ajpcore import _state_sqlite
+    from ajpcore import _state_file
 
-    monkeypatch.setattr(_state_sqlite, "_network_filesystem", lambda path: "nfs4")
+    monkeypatch.setattr(_state_file, "filesystem_type", lambda path: "nfs4")
     with pytest.raises(ValueError, match="nfs4"):
         ajp.SQLiteReplayGuard(tmp_path / "guard.db")
     ajp.SQLiteReplayGuard(tmp_path / "guard.db", allow_network_filesystem=True)
 
 
 def test_sqlite_mountinfo_reader_finds_the_file_system_type(tmp_path):
-    from ajpcore._state_sqlite import _network_filesystem
+    from ajpcore._state_file import LOCAL_FILESYSTEMS, filesystem_type
 
-    assert _network_filesystem(str(tmp_path)) is None  # the tests run on a local disk
+    assert filesystem_type(str(tmp_path)) in LOCAL_FILESYSTEMS  # the tests run on a local disk
 
 
 # -- Redis: outages, eviction, script cache --------------------------------------------------------------

@@ -17,10 +17,10 @@ from ..errors import (
     UntrustedKey,
 )
 from ._jwk import KeySet
-from ._jws import ALGORITHMS, KEY_TYPES, check_shape, PrivateKey, b64url_decode, b64url_encode, parse_protected, sign_input, signature_bytes, verify_signature
+from ._jws import ALGORITHMS, KEY_TYPES, check_shape, PrivateKey, b64url_decode, b64url_encode, encoded_sign_input, parse_protected, sign_input, signature_bytes, verify_signature
 from ._profiles import DEFAULT_PROFILES, PROFILES, project
 
-__all__ = ["sign_card", "verify_card", "VerifiedCard", "SignatureReport"]
+__all__ = ["sign_card", "verify_card", "VerifiedCard", "SignatureReport", "MAX_SIGNATURES"]
 
 CardInput = Union[bytes, bytearray, memoryview, str, Mapping[str, Any]]
 
@@ -211,11 +211,13 @@ def _profile_list(profile: Optional[str]) -> Tuple[str, ...]:
 
 
 class _Payloads:
-    """Each profile's covered card, left-out pointers and bytes, computed once and only when needed."""
+    """Each profile's covered card, left-out pointers and bytes, computed once and only when needed;
+    and the bytes in base64url (``encoded``), also once, however many signatures are checked."""
 
     def __init__(self, card: Dict[str, Any]) -> None:
         self._card = card
         self._done: Dict[str, Tuple[Dict[str, Any], Tuple[str, ...], bytes]] = {}
+        self._encoded: Dict[str, str] = {}
 
     def __call__(self, profile: str) -> Tuple[Dict[str, Any], Tuple[str, ...], bytes]:
         got = self._done.get(profile)
@@ -223,6 +225,12 @@ class _Payloads:
             covered, left_out = project(self._card, profile)
             got = self._done[profile] = (covered, left_out, _core.impl.canonicalize(covered))
         return got
+
+    def encoded(self, profile: str) -> str:
+        text = self._encoded.get(profile)
+        if text is None:
+            text = self._encoded[profile] = b64url_encode(self(profile)[2])
+        return text
 
 
 def _check_entry(entry: Any, keys: KeySet, algorithms: Tuple[str, ...], allowed_jku: Optional[Collection[str]],
@@ -265,6 +273,38 @@ def _check_entry(entry: Any, keys: KeySet, algorithms: Tuple[str, ...], allowed_
 _SEVERITY = (BadSignature, MalformedJws, UnsupportedAlgorithm, UntrustedKey)
 
 
+MAX_SIGNATURES = 8
+"""``verify_card``'s default ``max_signatures``: a card carries one signature per signer, rarely more than two."""
+
+
+def _signature_cap(max_signatures: int) -> int:
+    if isinstance(max_signatures, bool) or not isinstance(max_signatures, int) or max_signatures < 1:
+        raise KeyUsageError("`max_signatures` must be an int >= 1")
+    return max_signatures
+
+
+def _verified_profile(alg: str, key: Any, protected: str, signature: bytes, profiles: Tuple[str, ...],
+                      payloads: _Payloads) -> Optional[str]:
+    """The first of ``profiles`` whose payload the signature verifies, else None.
+
+    A profile whose payload bytes equal one already tried is not verified again (the same
+    bytes give the same answer): a card without empty values, default-valued fields or
+    members outside the proto costs one verification per signature, not one per profile.
+    """
+    tried: List[bytes] = []
+    for name in profiles:
+        data = payloads(name)[2]
+        if data in tried:
+            continue
+        tried.append(data)
+        try:
+            verify_signature(alg, key, signature, encoded_sign_input(protected, payloads.encoded(name)))
+        except BadSignature:
+            continue
+        return name
+    return None
+
+
 def verify_card(
     card: CardInput,
     keys: Union[KeySet, bytes, str, Mapping[str, Any]],
@@ -272,6 +312,7 @@ def verify_card(
     algorithms: Optional[Iterable[str]] = None,
     profile: Optional[str] = None,
     allowed_jku: Optional[Collection[str]] = None,
+    max_signatures: int = MAX_SIGNATURES,
 ) -> VerifiedCard:
     """Verify an Agent Card's signatures against keys the caller trusts; any one valid suffices.
 
@@ -282,14 +323,18 @@ def verify_card(
     ``PS256``).  ``profile``: ``served``, ``spec`` or ``sdk`` to accept that
     canonicalization only; None tries them in that order (safest first) and reports the
     first that verifies.  ``allowed_jku``: when given, a signature whose protected ``jku``
-    is not in it is refused.
+    is not in it is refused.  ``max_signatures`` (default 8): a card with more entries in
+    ``signatures`` is refused before any is verified, so the work is bounded: at most
+    ``max_signatures`` x one verification x the profiles tried (a profile whose payload
+    bytes equal one already tried is not verified again).
 
     Returns a ``VerifiedCard``.  Raises, when no signature verifies, the most telling
     refusal among them (``BadSignature``, ``MalformedJws``, ``UnsupportedAlgorithm``,
     ``UntrustedKey``), whose ``.reports`` holds every ``SignatureReport``;
     ``UnsignedCard`` for no signature at all, ``MalformedCard`` for a card that is not an
-    object or whose ``signatures`` is not an array; ``DecodeError`` for bytes that are
-    not strict JSON; ``KeyUsageError`` for an unknown profile or algorithm name;
+    object, whose ``signatures`` is not an array or holds more than ``max_signatures``
+    entries; ``DecodeError`` for bytes that are not strict JSON; ``KeyUsageError`` for an
+    unknown profile or algorithm name or a ``max_signatures`` that is not an int >= 1;
     ``JwkError`` for a JWKS document ``keys`` that ``KeySet.from_jwks`` refuses.
     """
     body = _card_object(card)
@@ -298,9 +343,14 @@ def verify_card(
     profiles = _profile_list(profile)
     if allowed_jku is not None and isinstance(allowed_jku, str):
         raise KeyUsageError("`allowed_jku` is a collection of URLs, not one string")
+    cap = _signature_cap(max_signatures)
     entries = _signature_list(body)
     if not entries:
         raise UnsignedCard("the Agent Card has no signature")
+    if len(entries) > cap:
+        raise MalformedCard(
+            f"the Agent Card carries {len(entries)} signatures; at most {cap} are verified (`max_signatures`)"
+        )
     payloads = _Payloads(body)
     reports: List[SignatureReport] = []
     failures: List[SignatureError] = []
@@ -308,14 +358,7 @@ def verify_card(
         header: Dict[str, Any] = {}
         try:
             key, protected, signature = _check_entry(entry, key_set, allowed, allowed_jku, header)
-            verified = None
-            for name in profiles:
-                try:
-                    verify_signature(header["alg"], key, signature, sign_input(protected, payloads(name)[2]))
-                except BadSignature:
-                    continue
-                verified = name
-                break
+            verified = _verified_profile(header["alg"], key, protected, signature, profiles, payloads)
             if verified is None:
                 tried = ", ".join(f"`{p}`" for p in profiles)
                 raise BadSignature(f"{header['alg']} signature does not match the card under {tried} and key `{header['kid']}`")

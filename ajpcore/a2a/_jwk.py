@@ -3,7 +3,7 @@
 Only public signature keys of three kinds: ``OKP`` with ``crv`` ``Ed25519`` (through
 ``ajpcore.keys``: canonical, not of small order), ``EC`` with ``crv`` ``P-256`` (``x`` and
 ``y`` of exactly 32 bytes, a point on the curve), ``RSA`` (``n`` and ``e`` without leading
-zero octets, 2048 to 16384 bits).  Every ``kid`` is a non-empty string, unique in its set.
+zero octets, ``n`` of 2048 to 16384 bits, ``e`` odd from 3 to 2^32 - 1).  Every ``kid`` is a non-empty string, unique in its set.
 ``use`` (when present) must be ``sig``, ``key_ops`` must include ``verify``, and a JWK
 ``alg`` binds the key to that one algorithm.  A private member (``d``, ``p``, ``q``,
 ``dp``, ``dq``, ``qi``, ``oth``), a symmetric ``oct`` key, or any other ``kty``/``crv`` is
@@ -19,7 +19,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from .. import _core
 from ..errors import DecodeError, JwkError, KeyFormatError, MalformedJws, WeakKey
 from ..keys import Ed25519PrivateKey, Ed25519PublicKey
-from ._jws import ALGORITHMS, KEY_TYPES, MAX_RSA_BITS, MIN_RSA_BITS, PublicKey, b64url_decode, b64url_encode
+from ._jws import ALGORITHMS, KEY_TYPES, MAX_RSA_BITS, MAX_RSA_EXPONENT, MIN_RSA_BITS, PublicKey, b64url_decode, b64url_encode
 
 __all__ = ["KeySet", "TrustedKey", "jwk_from_key"]
 
@@ -116,6 +116,10 @@ def _load(jwk: Any, position: int) -> TrustedKey:
         e = _unsigned_int(jwk, "e", kid)
         if not MIN_RSA_BITS <= n.bit_length() <= MAX_RSA_BITS:
             raise JwkError(f"JWK `{kid}`: RSA modulus of {n.bit_length()} bits (expected {MIN_RSA_BITS} to {MAX_RSA_BITS})")
+        if e % 2 == 0 or not 3 <= e <= MAX_RSA_EXPONENT:
+            # RFC 8017 §3.1 allows any odd e < n; a verification costs O(log e) multiplications, so a
+            # 3,072-bit e made each bogus RS256 signature ~200 times dearer.  No real key needs one.
+            raise JwkError(f"JWK `{kid}`: RSA public exponent of {e.bit_length()} bits (expected an odd e from 3 to 2^32 - 1)")
         try:
             key = rsa.RSAPublicNumbers(e, n).public_key()
         except ValueError as exc:

@@ -42,10 +42,12 @@ __all__ = [
     "KEY_TYPES",
     "MIN_RSA_BITS",
     "MAX_RSA_BITS",
+    "MAX_RSA_EXPONENT",
     "b64url_encode",
     "b64url_decode",
     "parse_protected",
     "sign_input",
+    "encoded_sign_input",
     "check_shape",
     "signature_bytes",
     "verify_signature",
@@ -63,6 +65,9 @@ KEY_TYPES: Dict[str, str] = {"EdDSA": "OKP", "ES256": "EC", "RS256": "RSA", "PS2
 MIN_RSA_BITS = 2048
 MAX_RSA_BITS = 16384
 """RSA moduli outside [2048, 16384] bits are refused: too weak, or a verification-cost attack."""
+
+MAX_RSA_EXPONENT = 2**32 - 1
+"""The largest RSA public exponent accepted (with: odd, at least 3); a larger one only makes verifying dear."""
 
 _P256_ORDER = 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551
 _B64URL = re.compile(r"[A-Za-z0-9_-]*")
@@ -147,7 +152,12 @@ def _refusal(alg: str) -> str:
 
 def sign_input(protected: str, payload: bytes) -> bytes:
     """The JWS Signing Input ``ASCII(protected || '.' || BASE64URL(payload))`` (RFC 7515 §5.1)."""
-    return (protected + "." + b64url_encode(payload)).encode("ascii")
+    return encoded_sign_input(protected, b64url_encode(payload))
+
+
+def encoded_sign_input(protected: str, encoded_payload: str) -> bytes:
+    """``sign_input`` of a payload already in base64url (a verifier encodes each payload once, not per signature)."""
+    return (protected + "." + encoded_payload).encode("ascii")
 
 
 def _check_rsa_size(bits: int) -> None:

@@ -59,10 +59,19 @@ _NAME_CHARS = re.compile(r"[A-Za-z0-9._-]+")
 _NPM_NAME = re.compile(r"[A-Za-z0-9_~!*'().-]+")  # what encodeURIComponent leaves alone
 _PEP508_NAME = re.compile(r"[A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9]", re.IGNORECASE)
 _SCHEME_PORT = 443
+# A URL path holding one of these is never a location match: a server decodes them into a
+# separator ("/", "\\") or a path parameter (";"), which ends a segment after the gate looked.
+_ENCODED_SEPARATOR = re.compile(r"%(?:2[fF]|5[cC]|3[bB])")
+_UNSAFE_SEGMENT_CHARS = re.compile(r"[/\\;\x00-\x1f\x7f]")
 # Special-use names no public declaration is served from: RFC 6761 (localhost, test, invalid,
 # example), RFC 6762 (local), RFC 7686 (onion), RFC 8375 (home.arpa; and .arpa is
 # infrastructure only), RFC 9476 (alt), and ICANN's reserved private-use "internal" (2024).
-_SPECIAL_USE_TLDS = frozenset({"localhost", "local", "test", "invalid", "example", "onion", "arpa", "alt", "internal"})
+# "localdomain" (with "localdomain4"/"localdomain6"): the suffix RHEL-family hosts files map to
+# loopback (localhost.localdomain), never delegated in the DNS root.
+_SPECIAL_USE_TLDS = frozenset({
+    "localhost", "local", "test", "invalid", "example", "onion", "arpa", "alt", "internal",
+    "localdomain", "localdomain4", "localdomain6",
+})
 _BRACKETED_HOST = re.compile(r"https://\[", re.IGNORECASE)  # an IPv6 (or IPvFuture) literal
 _DECLARATION_URL = re.compile(r"https://(?P<host>[^/?#:@]*)(?::(?P<port>[0-9]*))?(?P<rest>[/?#].*)?", re.IGNORECASE | re.DOTALL)
 
@@ -244,19 +253,27 @@ def _is_canonical(provenance_id: object) -> bool:
 
 
 def _url_segments(path: str) -> Optional[List[str]]:
-    """Percent-decoded path segments, or None when a fetcher could read the path otherwise.
+    """Percent-decoded path segments, or None when a server could serve the path from elsewhere.
 
-    An empty segment is refused except a final one (``/project/x/``): servers differ on
-    ``//``; a dot segment too, which a fetcher resolves (RFC 3986 §5.2.4).
+    The decision is on the decoded path, as the file server that serves the URL reads it:
+    ``http.server`` and Go's ``FileServer`` decode ``%2F`` before resolving ``..``, IIS
+    reads ``\\`` (``%5C``) as a separator, Tomcat and Jetty drop ``;...`` from a segment
+    (``..;`` is ``..``).  So the path is refused when it holds ``%2F``, ``%5C`` or ``%3B``
+    anywhere (any case), or a segment that is empty before the end (servers differ on
+    ``//``), ``.`` or ``..`` once decoded (RFC 3986 §5.2.4), or that contains ``/``, ``\\``,
+    ``;`` or a control once decoded.
     """
+    if _ENCODED_SEPARATOR.search(path):
+        return None
     raw = path.split("/")[1:]
     if raw and raw[-1] == "":
         raw.pop()
     if "" in raw:
         return None
     segs = [unquote(s) for s in raw]
-    if "." in segs or ".." in segs:
-        return None
+    for seg in segs:
+        if seg in (".", "..") or _UNSAFE_SEGMENT_CHARS.search(seg):
+            return None
     return segs
 
 
@@ -285,8 +302,8 @@ def _npm_identity(host: str, segs: List[str]) -> Optional[List[str]]:
         segs = segs[1:]
     elif host != "registry.npmjs.org":
         return None
-    if segs and segs[0].startswith("@"):  # scoped: @scope/name, or one %2f-encoded segment
-        return segs[0].split("/") if "/" in segs[0] else segs[:2]
+    if segs and segs[0].startswith("@"):  # scoped: @scope/name (the registry's @scope%2fname is unchecked)
+        return segs[:2]
     return segs[:1]  # case-sensitive, as the registry
 
 
@@ -346,8 +363,12 @@ def check_location(provenance_id: object, retrieved_from: object) -> str:
       ``spaces``/``datasets``/``models``), npm (``/package/<name>`` or the
       registry's ``/<name>``, case-sensitive) and pypi (``/project/<name>``,
       compared after PEP 503 normalization).
-    - A path with an empty segment (``//``) before its end, or a ``.``/``..``
-      segment, is ``unchecked``.
+    - The path is compared as a file server reads it: a path holding ``%2F``, ``%5C`` or
+      ``%3B`` (any case), an empty segment (``//``) before its end, or a segment that is
+      ``.``/``..`` or contains ``/``, ``\\``, ``;`` or a control once percent-decoded is
+      ``unchecked`` (``/agents/alice/..%2F..%2Fagents%2Fmallory/provenance.json``,
+      ``/agents/alice/..;/mallory/...``: a server resolves them outside ``<path>``).  So
+      an id with a ``;`` in its path never matches a URL.
     """
     provenance_id = _plain(provenance_id)
     if not _is_canonical(provenance_id) or not isinstance(retrieved_from, str):
@@ -410,7 +431,8 @@ def check_declaration_url(url: object, provenance_id: object) -> None:
       ``169.254.169.254``, ``2852039166``, ``0x7f.1``, ``0177.0.0.1``) and no special-use
       name: ``localhost``, and names under ``.localhost``, ``.local``, ``.test``,
       ``.invalid``, ``.example``, ``.onion``, ``.arpa`` (``home.arpa``), ``.alt``,
-      ``.internal``.  (``example.com`` and its kin are served by IANA and pass.)
+      ``.internal``, ``.localdomain`` (``localdomain4``, ``localdomain6``: what RHEL-family
+      hosts files map to loopback).  (``example.com`` and its kin are served by IANA and pass.)
     - codes ``PROVENANCE_ID_INVALID``/``PROVENANCE_ID_NOT_CANONICAL``
       (``require_canonical_provenance_id``) unless the id is in its canonical spelling;
     - code ``DECLARATION_LOCATION_MISMATCH`` unless

@@ -45,12 +45,13 @@ sys.path.insert(0, str(HERE))
 
 import build_native  # noqa: E402
 
-TARGETS = ("decode", "canonicalize", "numbers", "rfc3339", "hmac", "ed25519")
+TARGETS = ("decode", "canonicalize", "numbers", "rfc3339", "hmac", "ed25519", "card", "location")
 SIMD_TARGETS = ("decode", "canonicalize", "numbers")
 """The targets whose native code takes other paths at other SIMD levels (native/simd.h)."""
 SIMD_LEVELS = ("scalar", "sse2", "avx2")
 # The longest input libFuzzer makes per target (the number harness expands runs itself).
-MAX_LEN = {"decode": 4096, "canonicalize": 4096, "numbers": 512, "rfc3339": 128, "hmac": 2048, "ed25519": 130}
+MAX_LEN = {"decode": 4096, "canonicalize": 4096, "numbers": 512, "rfc3339": 128, "hmac": 2048, "ed25519": 130,
+           "card": 1024, "location": 256}
 _FINAL = re.compile(r"#(\d+)\s+DONE\s+cov: (\d+) ft: (\d+) corp: (\d+)/")
 _STATUS = re.compile(r"#(\d+)\s+\w+\s+cov: (\d+) ft: (\d+) corp: (\d+)/")
 _FINDING = ("ERROR: AddressSanitizer", "runtime error:", "ERROR: libFuzzer", "== ERROR:", "Uncaught Python exception",

@@ -18,7 +18,7 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-TARGETS = ("decode", "canonicalize", "numbers", "rfc3339", "hmac", "ed25519")
+TARGETS = ("decode", "canonicalize", "numbers", "rfc3339", "hmac", "ed25519", "card", "location")
 
 
 def inputs(kind, target):
