@@ -1,4 +1,10 @@
-"""What the Redis (and Valkey) stores share: key names, the eviction-policy check, error translation.
+"""What the Redis (and Valkey) stores share: key names, the eviction-policy check, error translation, scripts.
+
+``RedisStore`` is the one base of the Redis replay guards and key pins, sync
+and asyncio: every call goes through ``call`` / ``call_async``, which run the
+eviction-policy check when it is due and turn every server or connection
+failure into ``StateUnavailable``; ``run_script`` / ``run_script_async`` send
+a Lua script by its SHA-1 and load it again on ``NOSCRIPT``.
 
 ajpcore never imports redis-py itself at module level: the caller builds the
 client (``redis.Redis`` / ``redis.asyncio.Redis``, from the optional extra
@@ -11,11 +17,13 @@ from __future__ import annotations
 import hashlib
 import time
 import warnings
-from typing import Any, Optional, Tuple
+from typing import Any, Awaitable, Callable, List, Optional, Tuple, TypeVar
 
 from .errors import StateUnavailable
 
-__all__ = ["check_prefix", "hash_tag", "RedisPolicy", "unavailable", "DEFAULT_PREFIX"]
+__all__ = ["check_prefix", "hash_tag", "RedisPolicy", "RedisStore", "Script", "unavailable", "DEFAULT_PREFIX"]
+
+T = TypeVar("T")
 
 DEFAULT_PREFIX = "ajp:"
 """The default key prefix: change it to share one server between receivers that must not share state."""
@@ -113,6 +121,28 @@ class RedisPolicy:
             stacklevel=4,
         )
 
+    def check(self, client: Any) -> None:
+        """Read the policy with ``client`` (sync) and give the verdict."""
+        try:
+            answer = client.config_get("maxmemory-policy")
+        except Exception as exc:
+            if not self.is_refusal(exc):
+                raise
+            self.unreadable(str(exc))
+            return
+        self.verdict(answer)
+
+    async def check_async(self, client: Any) -> None:
+        """``check`` with a ``redis.asyncio`` client."""
+        try:
+            answer = await client.config_get("maxmemory-policy")
+        except Exception as exc:
+            if not self.is_refusal(exc):
+                raise
+            self.unreadable(str(exc))
+            return
+        self.verdict(answer)
+
     @staticmethod
     def is_refusal(exc: BaseException) -> bool:
         """A ``CONFIG GET`` the server refuses (unknown/renamed command, no permission), not an outage."""
@@ -121,3 +151,82 @@ class RedisPolicy:
         except ImportError:  # pragma: no cover
             return False
         return isinstance(exc, ResponseError)
+
+
+class Script:
+    """A Lua script sent by its SHA-1 (``EVALSHA``), loaded again when the server answers ``NOSCRIPT``.
+
+    Sent with ``execute_command`` rather than redis-py's ``Script`` object, which
+    costs a few microseconds more per call for the same recovery; ``NOSCRIPT``
+    comes after a ``SCRIPT FLUSH``, a restart or a failover.
+    """
+
+    __slots__ = ("text", "sha")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.sha = hashlib.sha1(text.encode("utf-8")).hexdigest()
+
+
+class RedisStore:
+    """The client, prefix and policy of a Redis store, and the one way its calls reach the server.
+
+    ``what`` (class attribute) names the store in ``StateUnavailable`` messages.
+    """
+
+    what = "state"
+
+    def __init__(self, client: Any, *, prefix: str = DEFAULT_PREFIX, require_noeviction: bool = True) -> None:
+        self.client = client
+        self.prefix = check_prefix(prefix)
+        self.policy = RedisPolicy(require_noeviction)
+
+    def call(self, fn: Callable[[], T]) -> T:
+        """``fn()`` after the policy check when due; a server or connection failure is ``StateUnavailable``."""
+        try:
+            if self.policy.due():
+                self.policy.check(self.client)
+            return fn()
+        except Exception as exc:
+            if is_store_error(exc):
+                raise unavailable(exc, self.what) from None
+            raise
+
+    async def call_async(self, fn: Callable[[], Awaitable[T]]) -> T:
+        """``call`` for a ``redis.asyncio`` client: ``await fn()``."""
+        try:
+            if self.policy.due():
+                await self.policy.check_async(self.client)
+            return await fn()
+        except Exception as exc:
+            if is_store_error(exc):
+                raise unavailable(exc, self.what) from None
+            raise
+
+    def run_script(self, script: Script, keys: List[str], args: List[Any]) -> Any:
+        """``EVALSHA`` of ``script`` (loaded again on ``NOSCRIPT``), through ``call``."""
+
+        def send() -> Any:
+            try:
+                return self.client.execute_command("EVALSHA", script.sha, len(keys), *keys, *args)
+            except Exception as exc:
+                if not is_no_script(exc):
+                    raise
+            self.client.script_load(script.text)
+            return self.client.execute_command("EVALSHA", script.sha, len(keys), *keys, *args)
+
+        return self.call(send)
+
+    async def run_script_async(self, script: Script, keys: List[str], args: List[Any]) -> Any:
+        """``run_script`` for a ``redis.asyncio`` client."""
+
+        async def send() -> Any:
+            try:
+                return await self.client.execute_command("EVALSHA", script.sha, len(keys), *keys, *args)
+            except Exception as exc:
+                if not is_no_script(exc):
+                    raise
+            await self.client.script_load(script.text)
+            return await self.client.execute_command("EVALSHA", script.sha, len(keys), *keys, *args)
+
+        return await self.call_async(send)

@@ -16,8 +16,8 @@ so the suite pays the interpreter start-up once.
 writes each outcome (``"pinned"``, ``"KEY_ROTATED"``, ``"rotated"``,
 ``"KEY_ROTATION_REFUSED"``) to ``OUT``.
 
-``admit-loop BACKEND SPEC``: admits job_0, job_1, ... forever, printing each
-id once its admit has returned; the test kills it with SIGKILL.
+``admit-loop BACKEND SPEC``: admits and confirms job_0, job_1, ... forever,
+printing each id once its confirm has returned; the test kills it with SIGKILL.
 """
 
 from __future__ import annotations
@@ -106,7 +106,8 @@ def race(offers: list, guard, backend: str, threads: int, go: str) -> dict:
                 offer = ajp.receive_offer(data, now=NOW, recipient=RECEIVER, secret=SECRET)  # the guard is awaited
                 try:
                     await guard.admit(identity, offer.job_id, expires_at_us=timestamp_micros(offer.expires_at),
-                                      now_us=NOW_US, digest=hashlib.sha256(signing_bytes(offer.to_dict())).digest())
+                                      now_us=NOW_US, digest=hashlib.sha256(signing_bytes(offer.to_dict())).digest(),
+                                      confirmed=True)
                 except ReplayedMessage:
                     replayed[0] += 1
                 except Exception as exc:  # noqa: BLE001
@@ -219,6 +220,7 @@ def admit_loop(backend: str, spec: str) -> None:
     i = 0
     while True:
         guard.admit(identity, f"job_{i}", expires_at_us=NOW_US + 10**9, now_us=NOW_US, digest=b"%d" % i)
+        guard.confirm(identity, f"job_{i}", now_us=NOW_US)
         sys.stdout.write(f"job_{i}\n")
         sys.stdout.flush()
         i += 1

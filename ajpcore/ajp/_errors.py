@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from typing import Any, Dict, Tuple
 
-from ..errors import AjpError, Busy, DecodeError, InvalidMessage, RecipientMismatch, StateUnavailable, ValidationError
+from ..errors import (
+    AjpError,
+    Busy,
+    DecodeError,
+    InvalidMessage,
+    JobInProgress,
+    RecipientMismatch,
+    StateUnavailable,
+    ValidationError,
+)
 from ._messages import ErrorBody
 
 
@@ -26,7 +35,9 @@ def error_response(exc: BaseException, *, message: str = "JobOffer") -> Tuple[in
     agent") and 409 with ``code`` and ``reason``; 429 with ``retry_after``
     (seconds; the ``Retry-After`` header of ``refusal_answer``); 503
     ``STATE_UNAVAILABLE`` with ``retry_after`` and a fixed reason (the store's
-    own message, which may name files or hosts, stays in the log).
+    own message, which may name files or hosts, stays in the log); 503
+    ``IN_PROGRESS`` with ``retry_after`` for a retry of an offer whose job the
+    receiver is taking right now (``JobInProgress``).
     Any other exception, and an ajpcore error of status 500, is a 500
     ``{"error": "Internal error"}`` that reveals nothing.  Raises ``ValueError``
     for another ``message``.
@@ -48,6 +59,8 @@ def error_response(exc: BaseException, *, message: str = "JobOffer") -> Tuple[in
     if isinstance(exc, StateUnavailable):
         reason = "the receiver cannot reach its replay or key-pin store; retry later"
         return 503, ErrorBody(error=_TITLES[503], code=exc.code, reason=reason, retry_after=exc.retry_after)
+    if isinstance(exc, JobInProgress):
+        return 503, ErrorBody(error=_TITLES[503], code=exc.code, reason=str(exc), retry_after=exc.retry_after)
     if isinstance(exc, AjpError) and exc.status in _TITLES:
         title = invalid if exc.status == 400 else _TITLES[exc.status]
         return exc.status, ErrorBody(error=title, code=exc.code, reason=str(exc))

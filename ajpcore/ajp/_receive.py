@@ -283,7 +283,7 @@ def receive_offer(
         admit: Any = replay_guard.admit  # Any: an asyncio guard passed here by mistake returns a coroutine
         outcome = admit(
             replay_identity(secret=secret, public_key=public_key), raw["job_id"], expires_at_us=expires_us,
-            now_us=now_us, digest=digest if digest is not None else offer_digest(offer),
+            now_us=now_us, digest=digest if digest is not None else offer_digest(offer), confirmed=True,
         )
         if outcome is not None:
             _refuse_coroutine(outcome, "`replay_guard`")

@@ -357,7 +357,7 @@ class Receiver:
         if guard is not None:
             admit: Callable[..., Any] = guard.admit  # a sync store returns None, an async one a coroutine
             admitted = admit(received.replay_identity, offer._raw["job_id"], expires_at_us=expires_us, now_us=now_us,
-                             digest=received.digest)
+                             digest=received.digest, confirmed=True)
             if admitted is not None:
                 _no_coroutine(admitted, "`replay_guard`")
         return received
@@ -367,7 +367,7 @@ class Receiver:
         if guard is not None:
             admit: Callable[..., Any] = guard.admit  # a sync store returns None, an async one a coroutine
             admitted = admit(received.replay_identity, received.offer._raw["job_id"], expires_at_us=expires_us,
-                             now_us=now_us, digest=received.digest)
+                             now_us=now_us, digest=received.digest, confirmed=True)
             if admitted is not None:
                 _no_coroutine(admitted, "`replay_guard`")
 
@@ -417,7 +417,7 @@ class Receiver:
         if guard is not None:
             await self._call(
                 guard, guard.admit, received.replay_identity, received.job_id, expires_at_us=expires_us,
-                now_us=now_us, digest=received.digest,
+                now_us=now_us, digest=received.digest, confirmed=True,
             )
         return received
 
@@ -470,7 +470,7 @@ class Receiver:
             if guard is not None:
                 await self._call(
                     guard, guard.admit, received.replay_identity, received.job_id, expires_at_us=expires_us,
-                    now_us=now_us, digest=received.digest,
+                    now_us=now_us, digest=received.digest, confirmed=True,
                 )
         except ReplayedMessage as exc:
             if getattr(exc, "same_body", False):
