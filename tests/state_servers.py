@@ -1,5 +1,8 @@
 """Real state servers for the state tests: redis-server processes of their own, or the CI server.
 
+Fixtures shared by the state suites: ``redis_url`` (one server per test module)
+and ``pins`` (every key pin store, for the one pin contract suite).
+
 ``redis_server(tmp)`` starts ``redis-server`` on a free 127.0.0.1 port in a
 temporary folder (``--save ''``, no persistence unless asked) and stops it
 afterwards; tests that stop, restart or reconfigure a server use their own.
@@ -11,6 +14,7 @@ fail instead.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import shutil
@@ -18,6 +22,7 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -103,6 +108,68 @@ def redis_server(folder: Path, *extra: str):
         yield server
     finally:
         server.stop()
+
+
+PIN_BACKENDS = ["memory", "file", "sqlite", "redis", "async-sqlite", "async-redis"]
+"""Every key pin store: the ``pins`` fixture runs a test on each."""
+
+
+@pytest.fixture(scope="module")
+def redis_url(tmp_path_factory):
+    """The CI server (AJPCORE_TEST_REDIS_URL) or one of the test module's own."""
+    need_redis()
+    url = os.environ.get("AJPCORE_TEST_REDIS_URL")
+    if url:
+        yield url
+        return
+    with redis_server(tmp_path_factory.mktemp("redis")) as server:
+        yield server.url
+
+
+class Awaiting:
+    """An asyncio pin store driven from a test: each method runs on the facade's own loop."""
+
+    def __init__(self, pins, loop):
+        self.pins, self.loop = pins, loop
+
+    def __getattr__(self, name):
+        method = getattr(self.pins, name)
+        return lambda *a, **k: self.loop.run_until_complete(method(*a, **k))
+
+
+@pytest.fixture(params=PIN_BACKENDS)
+def pins(request, tmp_path):
+    """A fresh, empty pin store of each backend (the asyncio ones behind ``Awaiting``): the pin contract suite."""
+    from ajpcore import provenance
+
+    backend = request.param
+    if backend == "memory":
+        yield provenance.MemoryKeyPins()
+        return
+    if backend == "file":
+        yield provenance.FileKeyPins(tmp_path / "pins.json")
+        return
+    if backend.endswith("sqlite"):
+        store = (provenance.SQLiteKeyPins if backend == "sqlite" else provenance.AsyncSQLiteKeyPins)(tmp_path / "p.db")
+        loop = asyncio.new_event_loop()
+        yield store if backend == "sqlite" else Awaiting(store, loop)
+        store.close()
+        loop.close()
+        return
+    url = request.getfixturevalue("redis_url")
+    prefix = f"p{uuid.uuid4().hex[:10]}:"
+    if backend == "redis":
+        import redis
+
+        yield provenance.RedisKeyPins(redis.Redis.from_url(url), prefix=prefix)
+        return
+    import redis.asyncio
+
+    loop = asyncio.new_event_loop()
+    store = provenance.AsyncRedisKeyPins(redis.asyncio.Redis.from_url(url), prefix=prefix)
+    yield Awaiting(store, loop)
+    loop.run_until_complete(store.client.aclose())
+    loop.close()
 
 
 def child_env() -> dict:

@@ -28,7 +28,7 @@ import pytest
 
 import ajpcore
 from ajpcore import Busy, InvalidMessage, ReplayedMessage, StateUnavailable, ajp, sign
-from state_servers import IN_CI, RedisServer, child_env, need_redis, redis_server
+from state_servers import IN_CI, RedisServer, child_env, need_redis, redis_server, redis_url  # noqa: F401 (fixture)
 from state_worker import NOW, NOW_US, SECRET
 
 HERE = Path(__file__).resolve().parent
@@ -36,18 +36,6 @@ WORKER = str(HERE / "state_worker.py")
 S = 1_000_000  # one second in µs
 BACKENDS = ["memory", "sqlite", "async-sqlite", "redis", "async-redis"]
 SHARED = ["sqlite", "async-sqlite", "redis", "async-redis"]  # shared between processes
-
-
-@pytest.fixture(scope="module")
-def redis_url(tmp_path_factory):
-    """The CI server (AJPCORE_TEST_REDIS_URL) or one of this module's own."""
-    need_redis()
-    url = os.environ.get("AJPCORE_TEST_REDIS_URL")
-    if url:
-        yield url
-        return
-    with redis_server(tmp_path_factory.mktemp("redis")) as server:
-        yield server.url
 
 
 class SyncFacade:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import heapq
 import threading
-from typing import Any, Callable, Dict, List, Mapping, Optional, Protocol, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Protocol, Tuple, Union
 
 from .. import _core
 from ..errors import Busy, InvalidMessage, JobInProgress, ReplayedMessage
@@ -301,6 +301,35 @@ class Quotas:
     def __repr__(self) -> str:
         what = self._fixed if self._fixed is not None else (self._table if self._table is not None else self._call)
         return f"Quotas({what!r}, default={self.default})"
+
+
+class AdmitPlan(NamedTuple):
+    """What one admit writes, decided before the store is touched (``SharedGuardSettings.plan``)."""
+
+    group: str  # the quota group (``quota_group``)
+    limit: int  # what the group may hold when this admit counts (``group_limit``)
+    hold: int  # held until (µs) once accepted: expires_at + skew
+    until: int  # held until (µs) as recorded: the lease end of a pending pair, else ``hold``
+
+
+class SharedGuardSettings:
+    """The settings and the admit plan the shared guards (SQLite, Redis) have in common."""
+
+    def __init__(self, quotas: Quotas, skew: float, lease: float) -> None:
+        self.quotas = quotas
+        self.skew_us = int(skew * 1_000_000)
+        self.lease_us = lease_micros(lease)
+
+    def plan(
+        self, identity: Any, job_id: Any, digest: Any, expires_at_us: Any, now_us: Any, host: Optional[str],
+        first_use: bool, confirmed: bool,
+    ) -> AdmitPlan:
+        """The arguments checked (``check_admit``) and what the admit records."""
+        check_admit(identity, job_id, digest, expires_at_us, now_us)
+        group = quota_group(identity, host)
+        hold = expires_at_us + self.skew_us
+        until = hold if confirmed else min(now_us + self.lease_us, hold)
+        return AdmitPlan(group, group_limit(self.quotas(group), first_use), hold, until)
 
 
 _heappush = heapq.heappush

@@ -29,11 +29,10 @@ from ._replay import (
     DEFAULT_LEASE_SECONDS,
     Quota,
     Quotas,
+    SharedGuardSettings,
     check_admit,
     group_busy,
-    group_limit,
     in_progress,
-    lease_micros,
     quota_group,
     replayed,
 )
@@ -107,7 +106,7 @@ return 0
 _SCRIPT = Script(STATE_SCRIPT)
 
 
-class _RedisGuardBase(RedisStore):
+class _RedisGuardBase(RedisStore, SharedGuardSettings):
     what = "replay guard"
 
     def __init__(
@@ -120,10 +119,8 @@ class _RedisGuardBase(RedisStore):
         lease: float = DEFAULT_LEASE_SECONDS,
         require_noeviction: bool = True,
     ) -> None:
-        super().__init__(client, prefix=prefix, require_noeviction=require_noeviction)
-        self.quotas = Quotas(max_per_identity, None, default=DEFAULT_REDIS_QUOTA)
-        self.skew_us = int(skew * 1_000_000)
-        self.lease_us = lease_micros(lease)
+        RedisStore.__init__(self, client, prefix=prefix, require_noeviction=require_noeviction)
+        SharedGuardSettings.__init__(self, Quotas(max_per_identity, None, default=DEFAULT_REDIS_QUOTA), skew, lease)
 
     def keys(self, group: str) -> List[str]:
         """The three keys holding a quota group's pairs (one hash slot); ``group`` as ``quota_group`` names it."""
@@ -139,14 +136,11 @@ class _RedisGuardBase(RedisStore):
         self, identity: str, job_id: str, expires_at_us: Any, now_us: Any, digest: Optional[bytes],
         host: Optional[str], first_use: bool, confirmed: bool,
     ) -> List[Any]:
-        check_admit(identity, job_id, digest, expires_at_us, now_us)
-        group = quota_group(identity, host)
-        hold = expires_at_us + self.skew_us
-        until = hold if confirmed else min(now_us + self.lease_us, hold)
+        plan = self.plan(identity, job_id, digest, expires_at_us, now_us, host, first_use, confirmed)
         # the digest travels as hex, so a client with decode_responses=True reads it back intact
         return [
-            *self.keys(group), "a", self.member(identity, job_id), str(now_us), str(until),
-            group_limit(self.quotas(group), first_use), digest.hex() if digest else "", "" if confirmed else str(hold),
+            *self.keys(plan.group), "a", self.member(identity, job_id), str(now_us), str(plan.until), plan.limit,
+            digest.hex() if digest else "", "" if confirmed else str(plan.hold),
         ]
 
     def _pair_args(self, op: str, identity: str, job_id: str, now_us: Any, host: Optional[str]) -> List[Any]:

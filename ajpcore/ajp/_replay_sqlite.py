@@ -26,12 +26,10 @@ from ._replay import (
     DEFAULT_LEASE_SECONDS,
     Quota,
     Quotas,
+    SharedGuardSettings,
     check_admit,
     group_busy,
-    group_limit,
     in_progress,
-    lease_micros,
-    quota_group,
     replayed,
     table_full,
 )
@@ -60,7 +58,7 @@ _HELD = "SELECT 1 FROM replay WHERE identity = ? AND job_id = ?"
 _RELEASE = "DELETE FROM replay WHERE identity = ? AND job_id = ? AND hold IS NOT NULL"
 
 
-class SQLiteReplayGuard:
+class SQLiteReplayGuard(SharedGuardSettings):
     """A ``ReplayGuard`` in a SQLite file, shared by every thread and process that opens ``path``.
 
     Same meaning and keywords as ``MemoryReplayGuard`` (``max_entries``,
@@ -110,9 +108,7 @@ class SQLiteReplayGuard:
         if isinstance(max_entries, bool) or not isinstance(max_entries, int) or max_entries < 2:
             raise ValueError("max_entries must be an int >= 2")
         self.max_entries = max_entries
-        self.quotas = Quotas(max_per_identity, max_entries)
-        self.skew_us = int(skew * 1_000_000)
-        self.lease_us = lease_micros(lease)
+        SharedGuardSettings.__init__(self, Quotas(max_per_identity, max_entries), skew, lease)
         self._state = SQLiteState(
             path, synchronous=synchronous, busy_timeout=busy_timeout, allow_network_filesystem=allow_network_filesystem
         )
@@ -139,15 +135,11 @@ class SQLiteReplayGuard:
         host: Optional[str] = None, first_use: bool = False, confirmed: bool = False,
     ) -> None:
         """Record ``(identity, job_id)`` as pending (accepted when ``confirmed``): one transaction; see ``ReplayGuard``."""
-        check_admit(identity, job_id, digest, expires_at_us, now_us)
-        group = quota_group(identity, host)
-        limit = group_limit(self.quotas(group), first_use)
-        hold = expires_at_us + self.skew_us
-        until = hold if confirmed else min(now_us + self.lease_us, hold)
+        plan = self.plan(identity, job_id, digest, expires_at_us, now_us, host, first_use, confirmed)
         self._admits += 1
         purge = self._admits % PURGE_EVERY == 0
-        row = (identity, job_id, until, digest, group, None if confirmed else hold)
-        self._state.transaction(functools.partial(self._admit, row, now_us, limit, purge))
+        row = (identity, job_id, plan.until, digest, plan.group, None if confirmed else plan.hold)
+        self._state.transaction(functools.partial(self._admit, row, now_us, plan.limit, purge))
 
     def _admit(self, row: Tuple[Any, ...], now_us: int, limit: int, purge: bool, conn: sqlite3.Connection) -> None:
         identity, job_id, _, digest, group, _ = row
