@@ -4,7 +4,7 @@ Each fast path accepts only what the general one accepts and hands everything el
 outcome (the accepted offer, its replay identity and digest, or the error's class and text) is the
 same on every input.  Checked here differentially over hostile offers, on both core twins:
 
-- ``_accepted_shape`` (one decode, the schema engine without format callbacks, each timestamp
+- ``_pipeline.read`` + ``shape`` (one decode, the schema engine without format callbacks, each timestamp
   parsed once, the strict rules as one test) against ``JobOffer.from_json`` +
   ``validate_offer(strict=True)``'s errors + the recipient;
 - ``Receiver.receive`` of human senders (``hmac_sha256_verified_tag``: the tag is the digest) and of
@@ -36,8 +36,8 @@ from hypothesis import strategies as st
 
 import ajpcore
 from ajpcore import Ed25519PrivateKey, ajp, signing
-from ajpcore.ajp import _receive, _sender
-from ajpcore.ajp._replay import MemoryReplayGuard, check_admit, group_busy, replay_identity, table_full
+from ajpcore.ajp import _pipeline, _policy, _sender
+from ajpcore.ajp._replay import MemoryReplayGuard, check_admit, group_busy, replay_identity
 from ajpcore.ajp._rules import _typed_offer_errors
 from ajpcore.errors import AjpError, Busy, InvalidMessage, RecipientMismatch, ReplayedMessage
 from ajpcore.provenance import MemoryKeyPins, sign_declaration
@@ -175,16 +175,16 @@ def _reference_receive(r: ajp.Receiver, data: Any, now: Any, guard: Optional[Mem
         secret = r._secret
         # bytearray: a secret type the HMAC hot path leaves to the full check (same verdict, same errors)
         offer.verify(secret=bytearray(secret.encode() if isinstance(secret, str) else secret), any_scheme=True)
-        identity, digest = replay_identity(secret=secret), _receive.offer_digest(offer)
+        identity, digest = replay_identity(secret=secret), _pipeline.offer_digest(offer)
         who = None
     else:
         provenance_id, url = r._declaration_url(raw)  # the URL gate (no fast path of its own)
         declaration, retrieved_from = DECL, url  # what the test's resolver answers
         declared = _sender._declared_sender(raw["from"], declaration, retrieved_from)  # no cache: verified each time
-        _sender._check_capabilities(declared, _receive._required(r._rule, raw["from"]["type"]))
+        _sender._check_capabilities(declared, _policy._required(r._rule, raw["from"]["type"]))
         _PinStore.check(pins if pins is not None else MemoryKeyPins(), declared.provenance_id, declared.fingerprint, declared.public_key)
         signing.verify(dict(raw), public_key=declared.public_key.to_string())  # text key: no hot path either
-        identity, digest, who = "ed25519:" + declared.fingerprint, _receive.offer_digest(offer), declared.fingerprint
+        identity, digest, who = "ed25519:" + declared.fingerprint, _pipeline.offer_digest(offer), declared.fingerprint
     if guard is not None:
         guard.admit(identity, raw["job_id"], expires_at_us=expires_us, now_us=now_us, digest=digest, confirmed=True)
     return offer.to_json(), identity, digest, who
@@ -194,7 +194,7 @@ def _received(got: Any) -> Any:
     return got.offer.to_json(), got.replay_identity, got.digest, None if got.identity is None else got.identity.fingerprint
 
 
-# -- _accepted_shape and Receiver.receive against the general pipeline ----------------------------
+# -- read + shape and Receiver.receive against the general pipeline ----------------------------
 
 
 VALID_TIMES = TIMESTAMPS[:12]  # strict RFC 3339 (the leap second of a day that has none is the schema's call)
@@ -245,7 +245,7 @@ def test_receive_decides_as_the_general_pipeline(core, sender_type, mutation, si
                      max_lifetime=max_lifetime, declarations=lambda pid, url: (DECL, url), pins=MemoryKeyPins(),
                      replay_guard=MemoryReplayGuard())
     guard, pins = MemoryReplayGuard(), MemoryKeyPins()
-    fast = _outcome(lambda: _receive._accepted_shape(data, now, skew, max_lifetime, r._recipients))
+    fast = _outcome(lambda: _pipeline.shape(_pipeline.read(data), now, skew, max_lifetime, r._recipients))
     slow = _outcome(lambda: _reference_shape(data, now, skew, max_lifetime, r._recipients))
     if fast[0] == "ok":
         assert slow[0] == "ok" and fast[1][0].to_json() == slow[1][0].to_json() and fast[1][1:] == slow[1][1:]
@@ -365,7 +365,7 @@ def test_receive_offer_keeps_the_same_digest_as_the_receiver(core):
         keys = {"secret": SECRET} if sender_type == "human" else {"declaration": DECL, "retrieved_from": URL}
         offer = ajp.receive_offer(data, now=NOW, recipient=ME, replay_guard=guard, **keys)
         held = next(iter(guard._jobs.values()))["job_fast_0001"][1]
-        assert held == _receive.offer_digest(offer) == signing.parse_signature(offer.signature)[1]
+        assert held == _pipeline.offer_digest(offer) == signing.parse_signature(offer.signature)[1]
         got = ajp.Receiver(recipient=ME, secret=SECRET, declarations=lambda pid, url: (DECL, url)).receive(data, now=NOW)
         assert got.digest == held
 

@@ -31,7 +31,7 @@ EXPECTED = [
     "Literal['human'] | Literal['agent'] | Literal['orchestrator']",
     "Literal['accepted'] | Literal['running'] | Literal['completed'] | Literal['failed'] | Literal['rejected'] | Literal['expired']",
     "bytes",
-    "ajpcore.ajp._receiver.ReceivedOffer | None",
+    "ajpcore.ajp._pipeline.ReceivedOffer | None",
     "ajpcore.ajp._sender.SenderIdentity | None",
 ]
 

@@ -65,10 +65,13 @@ from ._messages import (
 )
 from ._model import _EMPTY, _MISSING, _Envelope, _part_schema, _schema
 from ._build import DEFAULT_BUDGET, new_offer, new_result
-from ._receive import ANY_RECIPIENT, SPEC_CAPABILITIES, Capabilities, Recipients, offer_digest, receive_offer
+from ._policy import ANY_RECIPIENT, SPEC_CAPABILITIES, Capabilities, Recipients
+from ._pipeline import offer_digest
+from ._receive import receive_offer
 from ._messages import JobStatusName, SenderType
 from ._answers import AckAnswer, HttpAnswer, OfferAnswer, ack_answer, refusal_answer, status_answer
-from ._receiver import DeclarationResolver, ReceivedOffer, Receiver, Secret, SecretLookup
+from ._pipeline import ReceivedOffer
+from ._receiver import DeclarationResolver, Receiver, Secret, SecretLookup
 from ._sender import IdentityCache
 from ._subset import SignedSubset
 from ._replay import (

@@ -10,15 +10,13 @@ knows a framework.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Dict, Literal, Mapping, Optional, Union
+from typing import Any, Dict, Literal, Mapping, Optional, Union
 
 from .. import _core
-from ..errors import AjpError, DecodeError
+from ..errors import AjpError, DecodeError, ReplayedMessage
 from ._errors import error_response
 from ._messages import Ack, ErrorBody, JobStatus
-
-if TYPE_CHECKING:
-    from ._receiver import ReceivedOffer
+from ._pipeline import ReceivedOffer
 
 __all__ = ["HttpAnswer", "OfferAnswer", "AckAnswer", "refusal_answer", "status_answer", "ack_answer"]
 
@@ -52,7 +50,7 @@ class OfferAnswer(HttpAnswer):
     sender (set for both), ``error``: the refusal (otherwise).
     """
 
-    received: Optional["ReceivedOffer"] = None
+    received: Optional[ReceivedOffer] = None
     duplicate: bool = False
     error: Optional[AjpError] = field(default=None, compare=False)
 
@@ -82,6 +80,28 @@ def accepted_answer(job_id: str) -> bytes:
     """The 202 body of ``POST /jobs``: canonical ``{"job_id": ..., "status": "accepted"}``."""
     body: bytes = _core.impl.canonicalize({"job_id": job_id, "status": "accepted"})
     return body
+
+
+def offer_accepted(received: ReceivedOffer, duplicate: bool = False) -> OfferAnswer:
+    """The answer step of an accepted offer: 202 ``{"job_id", "status": "accepted"}`` (``duplicate``: an
+    honest re-send of one already accepted, answered the same)."""
+    body = accepted_answer(received.offer._raw["job_id"])
+    return OfferAnswer(202, _json_headers(), body, received=received, duplicate=duplicate)
+
+
+def offer_refused(exc: AjpError, received: Optional[ReceivedOffer] = None) -> OfferAnswer:
+    """The answer step of a refused offer: ``refusal_answer``'s status, headers and body.
+
+    A replay whose ``same_body`` is True of an offer that passed every other step (``received``) is
+    the duplicate 202, not a refusal.  An ajpcore error of status 500 other than 503 (a configuration
+    or programming error) is raised again: the host's framework answers 500 and logs it.
+    """
+    if received is not None and isinstance(exc, ReplayedMessage) and getattr(exc, "same_body", False):
+        return offer_accepted(received, duplicate=True)
+    if exc.status >= 500 and exc.status != 503:
+        raise exc
+    refused = refusal_answer(exc)
+    return OfferAnswer(refused.status, refused.headers, refused.body, error=exc)
 
 
 def status_answer(job_id: str, job: Union[JobStatus, Mapping[str, Any], None]) -> HttpAnswer:

@@ -13,48 +13,42 @@ it with its sender; ``answer_offer`` / ``answer_offer_async`` give the
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, Mapping, Optional, Tuple, Union
+from typing import Any, AsyncIterator, Awaitable, Callable, Iterator, Mapping, Optional, Tuple, Union
 
-from .. import _core
-from ..errors import (
-    AjpError,
-    DeclarationUnreachable,
-    KeyUsageError,
-    ReplayedMessage,
-    SenderIdentityError,
-)
+from ..errors import AjpError, DeclarationUnreachable, KeyUsageError, SenderIdentityError, StateUnavailable
 from ..provenance.location import check_declaration_url
 from ..provenance.pins import AsyncKeyPins, KeyPins
-from ..signing import SIGN_CHUNK_SIZE, _ed25519_verified
-from ._answers import (
-    AckAnswer,
-    HttpAnswer,
-    OfferAnswer,
-    _json_headers,
-    accepted_answer,
-    ack_answer,
-    refusal_answer,
-    status_answer,
-)
+from ._answers import AckAnswer, HttpAnswer, OfferAnswer, ack_answer, offer_accepted, offer_refused, status_answer
 from ._messages import JobOffer, JobStatus, Sender
-from ._receive import (
-    SPEC_CAPABILITIES,
-    Capabilities,
-    Recipients,
-    _accepted_shape,
-    _capability_rule,
-    _recipients,
-    _refuse_coroutine,
-    _required,
-    offer_digest,
+from ._pipeline import (
+    ReceivedOffer,
+    _new,
+    _set_digest,
+    _set_identity,
+    _set_offer,
+    _set_replay_identity,
+    admit,
+    blocking,
+    check_pins,
+    declared,
+    quota_host,
+    read,
+    received_offer,
+    refuse_awaitable,
+    run_async,
+    settle,
+    shape,
+    signed,
+    signer_identity,
 )
-from ._replay import AsyncReplayGuard, ReplayGuard, replay_identity
+from ._policy import SPEC_CAPABILITIES, Capabilities, Recipients, _capability_rule, _recipients
+from ._replay import AsyncReplayGuard, ReplayGuard
 from ._rules import DEFAULT_MAX_LIFETIME_SECONDS, DEFAULT_SKEW_SECONDS
-from ._sender import IdentityCache, SenderIdentity, _check_capabilities, _declared_sender
+from ._sender import IdentityCache, SenderIdentity
 
 __all__ = ["Receiver", "ReceivedOffer"]
 
@@ -69,48 +63,8 @@ DeclarationResolver = Callable[[str, str], Union[Tuple[Declaration, str], Awaita
 _DEFAULT_CACHE: Any = object()
 
 
-@dataclass(frozen=True, slots=True)
-class ReceivedOffer:
-    """An accepted offer and who sent it.
-
-    ``offer``: the ``JobOffer`` as received (parsed once).  ``identity``: the
-    agent's ``SenderIdentity`` from its verified declaration (None for a human
-    sender, authenticated by its shared secret).  ``replay_identity``: the key the
-    replay guard knows the sender by.  ``digest``: what the guard remembers of the
-    content (``offer_digest``).
-    """
-
-    offer: JobOffer
-    identity: Optional[SenderIdentity]
-    replay_identity: str
-    digest: bytes
-
-    @property
-    def job_id(self) -> str:
-        return self.offer.job_id
-
-
-_new = object.__new__
-# The slots' own setters: the receive path fills a ReceivedOffer with them, at half the cost of the
-# frozen dataclass's __init__ (four object.__setattr__ calls through a Python frame).
-_set_offer, _set_identity, _set_replay_identity, _set_digest = (
-    ReceivedOffer.__dict__[name].__set__ for name in ("offer", "identity", "replay_identity", "digest")
-)
-
-
 def _is_async(function: Any) -> bool:
     return inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(getattr(function, "__call__", None))
-
-
-def _blocking(store: Any) -> bool:
-    """Whether a sync store's calls may block (network, disk): run them in a thread from async code."""
-    return bool(getattr(store, "blocking", False))
-
-
-def _no_coroutine(result: Any, what: str) -> Any:
-    if inspect.isawaitable(result):
-        _refuse_coroutine(result, what)
-    return result
 
 
 def _resolved(result: Any) -> Tuple[Declaration, str]:
@@ -208,11 +162,11 @@ class Receiver:
         # no clock), so its verdict is kept (bounded) instead of re-parsing the URL per offer.
         self._gated: "OrderedDict[Tuple[str, str], None]" = OrderedDict()
         self._gated_lock = threading.Lock()
-        # replay_identity(secret=self._secret), computed on the first offer it verifies (computing it here
+        # signer_identity(self._secret, None), computed on the first offer it verifies (computing it here
         # could raise for a secret the HMAC refuses, before any offer said so).
         self._secret_identity: Optional[str] = None
 
-    # -- the steps, shared by the sync and async forms -----------------------------------------
+    # -- the sender step's policy: a human's secret, an agent's declaration URL behind the gate ---
 
     def _human_secret(self, offer: JobOffer) -> Secret:
         if self._secret is not None:
@@ -258,62 +212,141 @@ class Receiver:
                     self._gated.popitem(last=False)
         return provenance_id, url
 
-    def _identity(self, offer: JobOffer, now_us: int, declaration: Any, retrieved_from: str) -> SenderIdentity:
-        raw = offer._raw
-        identity = _declared_sender(
-            raw["from"], declaration, retrieved_from, backend=self.backend, cache=self.identity_cache, now_us=now_us
-        )
-        _check_capabilities(identity, _required(self._rule, raw["from"]["type"]))
-        return identity
+    # -- the signature step, and what it makes ----------------------------------------------------
 
-    # -- receive --------------------------------------------------------------------------------
-
-    def _human_received(self, offer: JobOffer) -> ReceivedOffer:
+    def _human_signed(self, offer: JobOffer) -> ReceivedOffer:
         """A human sender's offer, verified with its secret (the secret lookup's refusals first)."""
-        raw = offer._raw
         secret = self._secret
-        identity = self._secret_identity
+        who: Optional[str] = self._secret_identity
         if secret is None:
             secret = self._human_secret(offer)
-            identity = None
-        # An exact `sha256:` match returns the tag, which is the signature's 32 bytes (offer_digest).
-        digest = _core.impl.hmac_sha256_verified_tag(raw, secret, SIGN_CHUNK_SIZE)
-        if digest is None:
-            offer.verify(secret=secret, any_scheme=True)  # decides the rest, and explains a refusal
-            digest = offer_digest(offer)
-        if identity is None:
-            identity = replay_identity(secret=secret)
-            if secret is self._secret:
-                self._secret_identity = identity
-        received = _new(ReceivedOffer)  # = ReceivedOffer(offer, None, identity, digest)
+            who = signer_identity(secret, None)
+        digest = signed(offer, secret, None, None)
+        if who is None:  # this receiver's one secret, on the first offer it verified
+            who = self._secret_identity = signer_identity(secret, None)
+        received = _new(ReceivedOffer)  # = received_offer(offer, None, who, digest), inline: a server's hot path
         _set_offer(received, offer)
         _set_identity(received, None)
-        _set_replay_identity(received, identity)
+        _set_replay_identity(received, who)
         _set_digest(received, digest)
         return received
 
-    def _agent_received(self, offer: JobOffer, identity: SenderIdentity) -> ReceivedOffer:
-        """The end both forms share: the offer's one signature check under the established key."""
-        digest = _ed25519_verified(offer._raw, identity.public_key, self.backend)
-        if digest is None:  # not an exact match: the full check decides, and explains a refusal
-            offer.verify(public_key=identity.public_key, backend=self.backend, any_scheme=True)
-            digest = offer_digest(offer)
-        received = _new(ReceivedOffer)  # = ReceivedOffer(offer, identity, "ed25519:" + fingerprint, digest)
-        _set_offer(received, offer)
-        _set_identity(received, identity)
-        _set_replay_identity(received, "ed25519:" + identity.fingerprint)
-        _set_digest(received, digest)
-        return received
+    def _agent_signed(self, offer: JobOffer, identity: SenderIdentity) -> ReceivedOffer:
+        """An agent's offer, verified under the key its declaration established."""
+        public_key = identity.public_key
+        digest = signed(offer, None, public_key, self.backend)
+        return received_offer(offer, identity, signer_identity(None, public_key), digest)
 
-    def _checked(self, data: Any, now: Any) -> Tuple[ReceivedOffer, int, int]:
-        """Everything but the replay guard, sync: ``(received, now_us, expires_us)``."""
-        offer, now_us, expires_us = _accepted_shape(data, now, self.skew, self.max_lifetime, self._recipients)
+    def _declared(self, offer: JobOffer, now_us: int, fetched: Any) -> SenderIdentity:
+        """The sender step of an agent once the resolver answered ``fetched``: its declaration, through the
+        identity cache, and the capability rule."""
+        declaration, retrieved_from = _resolved(fetched)
+        return declared(
+            offer, declaration, retrieved_from, self._rule, backend=self.backend, cache=self.identity_cache,
+            now_us=now_us,
+        )
+
+    # -- the admit step, with this receiver's guard ------------------------------------------------
+    #
+    # One step, two forms: accepted at once (`confirmed`: receive, answer_offer without `run`), or
+    # pending until the host has the job: `_taken` runs the host's step and settles the pair
+    # (confirm on its normal return; release on any exception, cancellation included).
+
+    def _admit(self, received: ReceivedOffer, now_us: int, expires_us: int, confirmed: bool = True) -> None:
+        admitted = admit(
+            self.replay_guard, received.replay_identity, received.offer._raw["job_id"], received.digest, now_us,
+            expires_us, quota_host(received.identity), confirmed,
+        )
+        if admitted is not None:
+            refuse_awaitable(admitted, "`replay_guard`")
+
+    async def _admit_async(self, received: ReceivedOffer, now_us: int, expires_us: int, confirmed: bool = True) -> None:
+        guard = self.replay_guard
+        await run_async(
+            blocking(guard), admit, guard, received.replay_identity, received.offer._raw["job_id"], received.digest,
+            now_us, expires_us, quota_host(received.identity), confirmed,
+        )
+
+    def _settle(self, received: ReceivedOffer, now_us: int, taken: bool) -> None:
+        # A store failure here is no refusal: on a confirm the host has the job (the pair stays pending
+        # until its lease ends: the at-least-once residue, docs/deploying.md); on a release the lease
+        # ends the pair anyway, and the host's own exception is the one to propagate.
+        try:
+            settle(self.replay_guard, received.replay_identity, received.job_id, now_us,
+                   quota_host(received.identity), taken)
+        except StateUnavailable:
+            pass
+
+    async def _settle_async(self, received: ReceivedOffer, now_us: int, taken: bool) -> None:
+        guard = self.replay_guard
+        try:
+            await run_async(
+                blocking(guard), settle, guard, received.replay_identity, received.job_id, now_us,
+                quota_host(received.identity), taken,
+            )
+        except StateUnavailable:
+            pass
+
+    def _taken(self, run: Callable[[ReceivedOffer], Any], received: ReceivedOffer, now_us: int) -> None:
+        try:
+            run(received)
+        except BaseException:
+            self._settle(received, now_us, taken=False)
+            raise
+        self._settle(received, now_us, taken=True)
+
+    async def _taken_async(self, run: Callable[[ReceivedOffer], Any], received: ReceivedOffer, now_us: int) -> None:
+        try:
+            outcome = run(received)
+            if inspect.isawaitable(outcome):
+                await outcome
+        except BaseException:  # an exception of the host's step, or the request cancelled while it ran
+            await self._settle_async(received, now_us, taken=False)
+            raise
+        await self._settle_async(received, now_us, taken=True)
+
+    @contextlib.contextmanager
+    def receiving(
+        self, data: Union[bytes, bytearray, memoryview, str, JobOffer], *, now: Any
+    ) -> Iterator[ReceivedOffer]:
+        """``receive`` whose acceptance is the host's: ``with receiver.receiving(data, now=...) as received:``.
+
+        On entry, the steps of ``receive`` (same refusals), the pair admitted as pending; the body
+        takes the job (records it in the host's job table); a normal exit confirms the pair (a
+        retry is then ``ReplayedMessage``), an exception releases it (a retry is admitted anew).
+        A retry while the body runs gets ``JobInProgress`` (503, ``Retry-After``).
+        """
+        received, now_us, expires_us = self._received(data, now)
+        self._admit(received, now_us, expires_us, confirmed=False)
+        try:
+            yield received
+        except BaseException:
+            self._settle(received, now_us, taken=False)
+            raise
+        self._settle(received, now_us, taken=True)
+
+    @contextlib.asynccontextmanager
+    async def receiving_async(
+        self, data: Union[bytes, bytearray, memoryview, str, JobOffer], *, now: Any
+    ) -> AsyncIterator[ReceivedOffer]:
+        """``receiving`` for async hosts: ``async with receiver.receiving_async(data, now=...) as received:``;
+        a cancellation inside the body releases the pair, as an exception does."""
+        received, now_us, expires_us = await self._received_async(data, now)
+        await self._admit_async(received, now_us, expires_us, confirmed=False)
+        try:
+            yield received
+        except BaseException:
+            await self._settle_async(received, now_us, taken=False)
+            raise
+        await self._settle_async(received, now_us, taken=True)
+
+    # -- the faces: the pipeline's steps, sync and async ----------------------------------------
+
+    def _received(self, data: Any, now: Any) -> Tuple[ReceivedOffer, int, int]:
+        """Read, shape, sender, signature, sync: ``(received, now_us, expires_us)``, ready to admit."""
+        offer, now_us, expires_us = shape(read(data), now, self.skew, self.max_lifetime, self._recipients)
         if offer._raw["from"]["type"] == "human":
-            return self._human_received(offer), now_us, expires_us
-        return self._agent_checked(offer, now_us), now_us, expires_us
-
-    def _agent_checked(self, offer: JobOffer, now_us: int) -> ReceivedOffer:
-        """An agent's offer, sync: the URL gate, the resolver, the declaration, the pins, the signature."""
+            return self._human_signed(offer), now_us, expires_us
         provenance_id, url = self._declaration_url(offer._raw)
         if self._resolver_async:
             raise KeyUsageError("the declaration resolver is asynchronous: call `receive_async` / `answer_offer_async`")
@@ -321,20 +354,37 @@ class Receiver:
         try:
             fetched = self._resolver(provenance_id, url)
             if type(fetched) is not tuple:  # the usual answer skips the awaitable check
-                _no_coroutine(fetched, "the declaration resolver")
+                refuse_awaitable(fetched, "the declaration resolver")
         except AjpError:
             raise
         except _UNREACHABLE as exc:
             raise _fetch_failed(exc) from None
-        declaration, retrieved_from = _resolved(fetched)
-        identity = self._identity(offer, now_us, declaration, retrieved_from)
+        identity = self._declared(offer, now_us, fetched)
+        checked = check_pins(self.pins, identity)
+        if checked is not None:
+            refuse_awaitable(checked, "`pins`")
+        return self._agent_signed(offer, identity), now_us, expires_us
+
+    async def _received_async(self, data: Any, now: Any) -> Tuple[ReceivedOffer, int, int]:
+        """``_received`` for async hosts: the resolver and the pins awaited, or run in a worker thread."""
+        offer, now_us, expires_us = shape(read(data), now, self.skew, self.max_lifetime, self._recipients)
+        if offer._raw["from"]["type"] == "human":
+            return self._human_signed(offer), now_us, expires_us
+        provenance_id, url = self._declaration_url(offer._raw)
+        resolver = self._resolver
+        assert resolver is not None
+        # A sync resolver fetches (blocks) unless it says otherwise (`blocking = False`): keep the loop free.
+        in_thread = not self._resolver_async and getattr(resolver, "blocking", True)
+        try:
+            fetched = await run_async(in_thread, resolver, provenance_id, url)
+        except AjpError:
+            raise
+        except _UNREACHABLE as exc:
+            raise _fetch_failed(exc) from None
+        identity = self._declared(offer, now_us, fetched)
         pins = self.pins
-        if pins is not None:
-            check: Callable[..., Any] = pins.check  # a sync store returns None, an async one a coroutine
-            checked = check(identity.provenance_id, identity.fingerprint, identity.public_key)
-            if checked is not None:  # a coroutine: an async store in the sync form
-                _no_coroutine(checked, "`pins`")
-        return self._agent_received(offer, identity)
+        await run_async(blocking(pins), check_pins, pins, identity)
+        return self._agent_signed(offer, identity), now_us, expires_us
 
     def receive(self, data: Union[bytes, bytearray, memoryview, str, JobOffer], *, now: Any) -> ReceivedOffer:
         """Bytes off the wire -> the accepted offer and its sender, or the refusal (an ``AjpError``).
@@ -347,138 +397,65 @@ class Receiver:
         then the replay guard (409 ``ReplayedMessage`` with ``.same_body``, 429,
         503).  ``now``: an aware datetime, RFC 3339 text or POSIX seconds.
         """
-        # _checked and _admit, written out: the hot path of a server (two calls fewer).
-        offer, now_us, expires_us = _accepted_shape(data, now, self.skew, self.max_lifetime, self._recipients)
-        if offer._raw["from"]["type"] == "human":
-            received = self._human_received(offer)
-        else:
-            received = self._agent_checked(offer, now_us)
-        guard = self.replay_guard
-        if guard is not None:
-            admit: Callable[..., Any] = guard.admit  # a sync store returns None, an async one a coroutine
-            admitted = admit(received.replay_identity, offer._raw["job_id"], expires_at_us=expires_us, now_us=now_us,
-                             digest=received.digest, confirmed=True)
-            if admitted is not None:
-                _no_coroutine(admitted, "`replay_guard`")
+        received, now_us, expires_us = self._received(data, now)
+        self._admit(received, now_us, expires_us)
         return received
-
-    def _admit(self, received: ReceivedOffer, now_us: int, expires_us: int) -> None:
-        guard = self.replay_guard
-        if guard is not None:
-            admit: Callable[..., Any] = guard.admit  # a sync store returns None, an async one a coroutine
-            admitted = admit(received.replay_identity, received.offer._raw["job_id"], expires_at_us=expires_us,
-                             now_us=now_us, digest=received.digest, confirmed=True)
-            if admitted is not None:
-                _no_coroutine(admitted, "`replay_guard`")
-
-    async def _call(self, store: Any, method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        if inspect.iscoroutinefunction(method):
-            return await method(*args, **kwargs)
-        if _blocking(store):
-            result = await asyncio.to_thread(method, *args, **kwargs)
-        else:
-            result = method(*args, **kwargs)
-        if inspect.isawaitable(result):
-            result = await result
-        return result
-
-    async def _checked_async(self, data: Any, now: Any) -> Tuple[ReceivedOffer, int, int]:
-        offer, now_us, expires_us = _accepted_shape(data, now, self.skew, self.max_lifetime, self._recipients)
-        if offer._raw["from"]["type"] == "human":
-            return self._human_received(offer), now_us, expires_us
-        provenance_id, url = self._declaration_url(offer._raw)
-        resolver = self._resolver
-        assert resolver is not None
-        try:
-            if self._resolver_async:
-                fetched = await resolver(provenance_id, url)  # type: ignore[misc]
-            elif getattr(resolver, "blocking", True):
-                # A sync resolver fetches (blocks) unless it says otherwise: keep the event loop free.
-                fetched = await asyncio.to_thread(resolver, provenance_id, url)
-            else:
-                fetched = resolver(provenance_id, url)
-            if inspect.isawaitable(fetched):
-                fetched = await fetched
-        except AjpError:
-            raise
-        except _UNREACHABLE as exc:
-            raise _fetch_failed(exc) from None
-        declaration, retrieved_from = _resolved(fetched)
-        identity = self._identity(offer, now_us, declaration, retrieved_from)
-        pins = self.pins
-        if pins is not None:
-            await self._call(pins, pins.check, identity.provenance_id, identity.fingerprint, identity.public_key)
-        return self._agent_received(offer, identity), now_us, expires_us
 
     async def receive_async(self, data: Union[bytes, bytearray, memoryview, str, JobOffer], *, now: Any) -> ReceivedOffer:
         """``receive`` for async hosts: awaits an async resolver and async stores, runs blocking sync ones in a thread."""
-        received, now_us, expires_us = await self._checked_async(data, now)
-        guard = self.replay_guard
-        if guard is not None:
-            await self._call(
-                guard, guard.admit, received.replay_identity, received.job_id, expires_at_us=expires_us,
-                now_us=now_us, digest=received.digest, confirmed=True,
-            )
+        received, now_us, expires_us = await self._received_async(data, now)
+        await self._admit_async(received, now_us, expires_us)
         return received
 
     # -- the endpoints ----------------------------------------------------------------------------
 
-    @staticmethod
-    def _offer_answer(received: ReceivedOffer, duplicate: bool = False) -> OfferAnswer:
-        return OfferAnswer(202, _json_headers(), accepted_answer(received.job_id), received=received, duplicate=duplicate)
-
-    @staticmethod
-    def _refused(exc: AjpError) -> OfferAnswer:
-        if exc.status >= 500 and exc.status != 503:
-            raise exc  # a configuration or programming error: let the host's framework log it (500)
-        refused = refusal_answer(exc)
-        return OfferAnswer(refused.status, refused.headers, refused.body, error=exc)
-
-    def answer_offer(self, data: Union[bytes, bytearray, memoryview, str], *, now: Any) -> OfferAnswer:
+    def answer_offer(
+        self, data: Union[bytes, bytearray, memoryview, str], *, now: Any,
+        run: Optional[Callable[[ReceivedOffer], Any]] = None,
+    ) -> OfferAnswer:
         """The answer to ``POST /jobs``: 202 ``{"job_id", "status": "accepted"}`` or the refusal.
 
-        ``.accepted`` says "run this job" (``.received.offer``); a byte-identical
-        re-send of an accepted offer (a replay whose ``same_body`` is True) gets the
-        same 202 with ``.duplicate`` set (do not run it again); a different body
-        under an accepted job id stays 409.  Refusals carry ``error_response``'s
-        status and body (``retry-after`` on 429 and 503).  An ajpcore error of
-        status 500 (a configuration error, e.g. ``KeyUsageError``) and any other
-        exception propagate: the framework answers 500 and logs it.
-        """
-        try:
-            received, now_us, expires_us = self._checked(data, now)
-        except AjpError as exc:
-            return self._refused(exc)
-        try:
-            self._admit(received, now_us, expires_us)
-        except ReplayedMessage as exc:
-            if getattr(exc, "same_body", False):
-                return self._offer_answer(received, duplicate=True)
-            return self._refused(exc)
-        except AjpError as exc:
-            return self._refused(exc)
-        return self._offer_answer(received)
+        ``run`` (recommended): the host's step that takes the job, called with the
+        ``ReceivedOffer`` once the offer passed every step, the pair pending in the
+        replay guard; its normal return confirms the pair and the answer is 202; an
+        exception it raises releases the pair (the sender's retry is admitted anew)
+        and propagates (the framework answers 500).  So a 202 means the host has the
+        job.  A retry while ``run`` runs is 503 ``IN_PROGRESS`` with ``Retry-After``.
+        Without ``run`` the pair is accepted at once and ``.accepted`` says "run this
+        job" (``.received.offer``): a host that dies before taking it loses the job.
 
-    async def answer_offer_async(self, data: Union[bytes, bytearray, memoryview, str], *, now: Any) -> OfferAnswer:
-        """``answer_offer`` for async hosts (see ``receive_async``)."""
+        A byte-identical re-send of an accepted offer (a replay whose ``same_body``
+        is True) gets the same 202 with ``.duplicate`` set (``run`` is not called);
+        a different body under an accepted job id stays 409.  Refusals carry
+        ``error_response``'s status and body (``retry-after`` on 429 and 503).  An
+        ajpcore error of status 500 (a configuration error, e.g. ``KeyUsageError``)
+        and any other exception propagate: the framework answers 500 and logs it.
+        """
+        received = None
         try:
-            received, now_us, expires_us = await self._checked_async(data, now)
+            received, now_us, expires_us = self._received(data, now)
+            self._admit(received, now_us, expires_us, run is None)
         except AjpError as exc:
-            return self._refused(exc)
-        guard = self.replay_guard
+            return offer_refused(exc, received)
+        if run is not None:
+            self._taken(run, received, now_us)
+        return offer_accepted(received)
+
+    async def answer_offer_async(
+        self, data: Union[bytes, bytearray, memoryview, str], *, now: Any,
+        run: Optional[Callable[[ReceivedOffer], Any]] = None,
+    ) -> OfferAnswer:
+        """``answer_offer`` for async hosts (see ``receive_async``): ``run`` may be a coroutine function; a
+        cancellation while it runs releases the pair, as an exception does."""
+        received = None
         try:
-            if guard is not None:
-                await self._call(
-                    guard, guard.admit, received.replay_identity, received.job_id, expires_at_us=expires_us,
-                    now_us=now_us, digest=received.digest, confirmed=True,
-                )
-        except ReplayedMessage as exc:
-            if getattr(exc, "same_body", False):
-                return self._offer_answer(received, duplicate=True)
-            return self._refused(exc)
+            received, now_us, expires_us = await self._received_async(data, now)
+            await self._admit_async(received, now_us, expires_us, run is None)
         except AjpError as exc:
-            return self._refused(exc)
-        return self._offer_answer(received)
+            return offer_refused(exc, received)
+        if run is not None:
+            await self._taken_async(run, received, now_us)
+        return offer_accepted(received)
 
     @staticmethod
     def answer_status(job_id: str, job: Union[JobStatus, Mapping[str, Any], None]) -> HttpAnswer:

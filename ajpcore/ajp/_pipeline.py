@@ -1,0 +1,344 @@
+"""The receive pipeline of a JobOffer, one function per step.
+
+=========  ====================================================================================
+read       the bytes off the wire (or a parsed ``JobOffer``) -> the decoded JSON value
+shape      schema, ``validate_offer(strict=True)``'s rules, the recipient -> the offer and its instants
+sender     who must have signed it: a human's secret (the host's lookup), or an agent's
+           ``SenderIdentity`` from its declaration (``declared``, then ``check_pins``)
+signature  the one signature check under that key -> ``ReceivedOffer`` (with its replay identity)
+admit      the one call to the replay guard (and ``settle``: its confirm or release, when pending)
+answer     ``_answers.offer_accepted`` / ``offer_refused``: what ``POST /jobs`` answers
+=========  ====================================================================================
+
+``receive_offer`` (``_receive.py``) and ``Receiver`` (``_receiver.py``: ``receive``,
+``receive_async``, ``answer_offer``, ``answer_offer_async``) are faces of this one sequence.
+They differ in where the policy comes from (keywords per call, or configured once), where an
+agent's declaration comes from (given, or the host's resolver behind the URL gate) and how a
+store is called (directly; or, from async code, awaited or run in a worker thread:
+``run_async``), never in the steps, so their refusals are the same errors in the same order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+from dataclasses import dataclass
+from typing import Any, Callable, FrozenSet, Optional, Tuple
+
+from .. import _core
+from .._envelope import _new as _new_envelope
+from .._envelope import _set_cache, _set_raw
+from ..errors import InvalidMessage, KeyUsageError, RecipientMismatch
+from ..keys import Ed25519PublicKey
+from ..provenance.location import parse_provenance_id
+from ..signing import _MISSING as _SIGNATURE_MISSING
+from ..signing import SIGN_CHUNK_SIZE, _ed25519_verified, parse_signature
+from ..timestamps import is_timestamp, timestamp_micros
+from ._messages import _OFFER_SCHEMA, _SCHEME_FOR, JobOffer
+from ._policy import _required
+from ._replay import replay_identity
+from ._rules import _now_micros, _typed_offer_errors
+from ._sender import IdentityCache, SenderIdentity, _check_capabilities, _declared_sender
+
+__all__ = ["ReceivedOffer", "offer_digest"]
+
+
+@dataclass(frozen=True, slots=True)
+class ReceivedOffer:
+    """An accepted offer and who sent it.
+
+    ``offer``: the ``JobOffer`` as received (parsed once).  ``identity``: the
+    agent's ``SenderIdentity`` from its verified declaration (None for a human
+    sender, authenticated by its shared secret).  ``replay_identity``: the key the
+    replay guard knows the sender by.  ``digest``: what the guard remembers of the
+    content (``offer_digest``).
+    """
+
+    offer: JobOffer
+    identity: Optional[SenderIdentity]
+    replay_identity: str
+    digest: bytes
+
+    @property
+    def job_id(self) -> str:
+        return self.offer.job_id
+
+
+_new = object.__new__
+# The slots' own setters: the signature step fills a ReceivedOffer with them, at half the cost of the
+# frozen dataclass's __init__ (four object.__setattr__ calls through a Python frame).
+_set_offer, _set_identity, _set_replay_identity, _set_digest = (
+    ReceivedOffer.__dict__[name].__set__ for name in ("offer", "identity", "replay_identity", "digest")
+)
+
+
+# -- read, shape ---------------------------------------------------------------------------------
+
+
+def read(data: Any) -> Any:
+    """The read step: the decoded JSON value of ``data`` (strict ``decode``: ``DecodeError``, 400), or
+    ``data`` itself when it is a ``JobOffer`` already parsed."""
+    if type(data) is JobOffer:
+        return data
+    return _core.impl.decode(data)
+
+
+def _offer_reader() -> Callable[[Any], Any]:
+    """The engine that decides most offers without Python callbacks: the offer schema's split engine when
+    its only Python format checks are the two root timestamps (which ``shape`` parses anyway), else the
+    whole schema (the timestamps then parsed twice: still exact)."""
+    engine, checks = _OFFER_SCHEMA.split()
+    if engine is not None and len(checks) == 2 and set(checks) == {(("issued_at",), is_timestamp), (("expires_at",), is_timestamp)}:
+        return engine
+    return _OFFER_SCHEMA.is_valid  # pragma: no cover - only if the shipped schema changes shape
+
+
+_ENGINE_VALID = _offer_reader()
+
+
+def shape(
+    value: Any, now: Any, skew: float, max_lifetime: float, recipients: Optional[FrozenSet[str]]
+) -> Tuple[JobOffer, int, int]:
+    """The shape step: schema, strict rules, recipient of what ``read`` gave: ``(offer, now_us, expires_us)``.
+
+    ``JobOffer.from_dict`` and ``validate_offer(strict=True)`` in one pass: the schema engine without
+    format callbacks, then each timestamp parsed once, for the format check and the rules at once.
+    Anything the engine does not accept outright, or a timestamp that does not parse, goes to
+    ``from_dict``'s own check, which decides and raises its ``ValidationError`` (400); any rule that
+    does not hold, to ``_typed_offer_errors``, which lists the errors (``InvalidMessage``, 400); an
+    offer for someone else is ``RecipientMismatch`` (403).
+    """
+    impl = _core.impl
+    parse = impl.rfc3339_micros
+    if type(value) is JobOffer:
+        offer = value
+        raw = value._raw
+        issued_us = timestamp_micros(raw["issued_at"])
+        expires_us = timestamp_micros(raw["expires_at"])
+    else:
+        raw = value
+        try:
+            accepted = type(raw) is dict and _ENGINE_VALID(raw)
+        except ValueError:  # the engine cannot read it (a depth it does not hand back): the schema decides
+            accepted = False
+        issued = expires = None
+        if accepted:
+            issued = parse(raw["issued_at"])  # both are strings: the schema requires them
+            expires = parse(raw["expires_at"])
+        if issued is not None and expires is not None:
+            offer = _new_envelope(JobOffer)  # = JobOffer._wrap(raw)
+            _set_raw(offer, raw)
+            _set_cache(offer, None)
+            issued_us, expires_us = issued, expires
+        else:
+            offer = JobOffer._from_checked(raw)  # the schema's verdict, and every problem with its path
+            raw = offer._raw
+            issued_us = timestamp_micros(raw["issued_at"])
+            expires_us = timestamp_micros(raw["expires_at"])
+    # read once: the rules and the replay guard use the same instant (`_now_micros`, its usual form inline)
+    micros = parse(now) if type(now) is str else None
+    now_us = micros if micros is not None else _now_micros(now)
+    signature = raw.get("signature")
+    # validate_offer(strict=True) of a JobOffer: this test is exactly "no rule fails" (each clause the
+    # negation of one error of _typed_offer_errors); when it is False, that function lists the errors.
+    if not (
+        now_us <= expires_us
+        and issued_us - now_us <= skew * 1_000_000
+        and issued_us < expires_us
+        and expires_us - issued_us <= max_lifetime * 1_000_000
+        and type(signature) is str
+        and signature.startswith(_SCHEME_FOR[raw["from"]["type"]])
+    ):
+        errors, _ = _typed_offer_errors(raw, now_us, True, skew, max_lifetime)
+        if errors:
+            raise InvalidMessage(errors)
+    if recipients is not None:
+        addressed_to = raw["to"]["provenance_id"]
+        if addressed_to not in recipients:
+            raise RecipientMismatch(addressed_to)
+    return offer, now_us, expires_us
+
+
+# -- sender --------------------------------------------------------------------------------------
+
+
+def declared(
+    offer: JobOffer,
+    declaration: Any,
+    retrieved_from: Any,
+    rule: Optional[Tuple[str, ...]],
+    *,
+    backend: Optional[str] = None,
+    cache: Optional[IdentityCache] = None,
+    now_us: int = 0,
+) -> SenderIdentity:
+    """The sender step of an agent, once its declaration is in hand: ``verify_sender``'s identity flow up
+    to the key (``SenderIdentityError``, 403, with the SDK's codes), then the capability ``rule``."""
+    sender = offer._raw["from"]
+    identity = _declared_sender(sender, declaration, retrieved_from, backend=backend, cache=cache, now_us=now_us)
+    _check_capabilities(identity, _required(rule, sender["type"]))
+    return identity
+
+
+def check_pins(pins: Any, identity: SenderIdentity) -> Any:
+    """The last check of the sender step: the key ``pins`` hold for the identity (``KeyRotated``, 403).
+
+    The one call to a pin store: None (a sync store agreed), or the awaitable an asyncio store returned,
+    which the caller awaits (``run_async``) or refuses (``refuse_awaitable``)."""
+    if pins is None:
+        return None
+    return pins.check(identity.provenance_id, identity.fingerprint, identity.public_key)
+
+
+# -- signature -----------------------------------------------------------------------------------
+
+
+def signed(offer: JobOffer, secret: Any, public_key: Any, backend: Optional[str]) -> bytes:
+    """The signature step: the offer's one signature check, under ``secret`` (a human sender) or
+    ``public_key`` (an agent's); returns the digest the replay guard remembers (``offer_digest``).
+
+    An exact match on the hot paths gives the signature's raw bytes, which are the digest; anything
+    else is decided, and a refusal explained, by ``JobOffer.verify`` (``SignatureError``, 401).
+    ``any_scheme``: the shape step already refused a scheme that does not fit the sender.
+    """
+    raw = offer._raw
+    if public_key is None:
+        digest = _core.impl.hmac_sha256_verified_tag(raw, secret, SIGN_CHUNK_SIZE)
+        if digest is None:
+            offer.verify(secret=secret, any_scheme=True)
+            digest = offer_digest(offer)
+        return digest
+    digest = _ed25519_verified(raw, public_key, backend) if secret is None and type(public_key) is Ed25519PublicKey else None
+    if digest is None:
+        offer.verify(secret=secret, public_key=public_key, backend=backend, any_scheme=True)
+        digest = offer_digest(offer)
+    return digest
+
+
+def signer_identity(secret: Any, public_key: Any) -> str:
+    """Who the replay guard knows the sender by: ``replay_identity`` of the key its signature is checked
+    under, the one spelling every face uses.
+
+    A key object is spelt here as ``replay_identity`` spells it (``ed25519:`` and its fingerprint),
+    without the import that function makes per call (13k instructions, 1.5 % of an agent's receive).
+    """
+    if public_key is None:
+        return replay_identity(secret=secret)
+    if type(public_key) is Ed25519PublicKey:
+        return "ed25519:" + public_key.fingerprint
+    return replay_identity(public_key=public_key)
+
+
+def received_offer(offer: JobOffer, identity: Optional[SenderIdentity], who: str, digest: bytes) -> ReceivedOffer:
+    """``ReceivedOffer(offer, identity, who, digest)``, filled through the slots' own setters."""
+    received = _new(ReceivedOffer)
+    _set_offer(received, offer)
+    _set_identity(received, identity)
+    _set_replay_identity(received, who)
+    _set_digest(received, digest)
+    return received
+
+
+def offer_digest(offer: JobOffer) -> bytes:
+    """What a replay guard remembers of an accepted offer's content, to tell an honest retry from a reuse.
+
+    The raw bytes of the offer's ``signature`` (``parse_signature``): the 32-byte HMAC-SHA256 tag
+    of a ``sha256:`` signature, the 64-byte Ed25519 signature of an ``ed25519:`` one.  For a
+    verified offer they name the signed content: an HMAC tag or a (deterministic, RFC 8032)
+    Ed25519 signature is a function of the signing bytes and the key, and two contents with one
+    valid signature under one key would be a forgery.  Reading them costs far less than hashing
+    anything.  Raises ``MalformedSignature`` or ``UnsupportedScheme`` (401) for a signature that
+    does not parse, which no receiver accepts.
+    """
+    return parse_signature(offer._raw.get("signature", _SIGNATURE_MISSING))[1]
+
+
+# -- admit ---------------------------------------------------------------------------------------
+
+
+def admit(
+    guard: Any, who: str, job_id: str, digest: bytes, now_us: int, expires_us: int, host: Optional[str] = None,
+    confirmed: bool = True,
+) -> Any:
+    """The admit step: the one call to the replay guard, of ``job_id`` from the verified sender ``who``
+    (its replay identity), whose content the guard remembers as ``digest``, in the quota group of
+    ``host`` (``quota_host``).
+
+    ``confirmed`` (the one-step faces: ``receive_offer``, ``receive``, ``answer_offer`` without
+    ``run``): the pair is accepted at once; else it is pending until ``settle``.
+    ``ReplayedMessage`` (409, ``.same_body``), ``JobInProgress`` (503), ``Busy`` (429),
+    ``StateUnavailable`` (503) come from the guard.  Returns None (no guard, or a sync guard
+    admitted), or the awaitable an asyncio guard returned: the async faces await it (``run_async``,
+    which also runs a blocking guard in a worker thread), the sync ones refuse it (``refuse_awaitable``).
+    """
+    if guard is None:
+        return None
+    return guard.admit(
+        who, job_id, expires_at_us=expires_us, now_us=now_us, digest=digest, host=host, confirmed=confirmed
+    )
+
+
+def settle(guard: Any, who: str, job_id: str, now_us: int, host: Optional[str], taken: bool) -> Any:
+    """The end of a pending admit: ``confirm`` when the host took the job (``taken``), else ``release``.
+
+    Returns what the guard returned (an awaitable for an asyncio guard), None without a guard."""
+    if guard is None:
+        return None
+    end = guard.confirm if taken else guard.release
+    return end(who, job_id, now_us=now_us, host=host)
+
+
+@functools.lru_cache(maxsize=4096)
+def _owner(provenance_id: str) -> Optional[str]:
+    parsed = parse_provenance_id(provenance_id)
+    if parsed is None:
+        return None
+    platform, path = parsed
+    owner = path.split("/", 1)[0].lower()
+    return owner if platform == "domain" else f"{platform}:{owner}"
+
+
+def quota_host(identity: Optional[SenderIdentity]) -> Optional[str]:
+    """The host whose senders share one replay quota (``ReplayGuard``'s ``host``): who controls where
+    the sender's declaration lives.  A ``domain`` id's domain (``provenance:domain:example.com/agents/a``:
+    ``example.com``); on another platform its owner (``provenance:github:acme/bot``: ``github:acme``);
+    None for a human sender (its secret is its own group)."""
+    return None if identity is None else _owner(identity.provenance_id)
+
+
+# -- calling a host's store or resolver ----------------------------------------------------------
+
+
+def refuse_awaitable(outcome: Any, what: str) -> None:
+    """A sync face got an awaitable from ``what`` (an asyncio store or resolver): nothing was checked, so
+    never an acceptance.  A coroutine is closed (no "never awaited" warning); ``KeyUsageError`` (a
+    ``TypeError``).  Anything else (a sync store's return value) is no refusal."""
+    if not inspect.isawaitable(outcome):
+        return
+    close = getattr(outcome, "close", None)
+    if callable(close):
+        close()
+    raise KeyUsageError(
+        f"{what} is asynchronous (an asyncio store or resolver answered a coroutine): "
+        "await it with `Receiver.receive_async` / `answer_offer_async`"
+    )
+
+
+async def run_async(blocking: Any, step: Callable[..., Any], *args: Any) -> Any:
+    """A step that calls the host's store or resolver, from async code: in a worker thread when ``blocking``
+    (a sync store on disk or network: the event loop stays free), else directly; an awaitable it returns
+    (an asyncio store's coroutine) is awaited."""
+    if blocking:
+        outcome = await asyncio.to_thread(step, *args)
+    else:
+        outcome = step(*args)
+    if inspect.isawaitable(outcome):
+        outcome = await outcome
+    return outcome
+
+
+def blocking(store: Any) -> bool:
+    """Whether a sync store's calls may block (network, disk): run them in a thread from async code."""
+    return bool(getattr(store, "blocking", False))
+
