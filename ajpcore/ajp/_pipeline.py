@@ -52,13 +52,16 @@ class ReceivedOffer:
     agent's ``SenderIdentity`` from its verified declaration (None for a human
     sender, authenticated by its shared secret).  ``replay_identity``: the key the
     replay guard knows the sender by.  ``digest``: what the guard remembers of the
-    content (``offer_digest``).
+    content (``offer_digest``).  ``first_use``: True when the receiver's key pins
+    took the sender's key with this very offer (its first contact): the guard then
+    grants it a smaller share of its host's quota (``ReplayGuard``).
     """
 
     offer: JobOffer
     identity: Optional[SenderIdentity]
     replay_identity: str
     digest: bytes
+    first_use: bool = False
 
     @property
     def job_id(self) -> str:
@@ -68,8 +71,9 @@ class ReceivedOffer:
 _new = object.__new__
 # The slots' own setters: the signature step fills a ReceivedOffer with them, at half the cost of the
 # frozen dataclass's __init__ (four object.__setattr__ calls through a Python frame).
-_set_offer, _set_identity, _set_replay_identity, _set_digest = (
-    ReceivedOffer.__dict__[name].__set__ for name in ("offer", "identity", "replay_identity", "digest")
+_set_offer, _set_identity, _set_replay_identity, _set_digest, _set_first_use = (
+    ReceivedOffer.__dict__[name].__set__
+    for name in ("offer", "identity", "replay_identity", "digest", "first_use")
 )
 
 
@@ -184,7 +188,8 @@ def declared(
 def check_pins(pins: Any, identity: SenderIdentity) -> Any:
     """The last check of the sender step: the key ``pins`` hold for the identity (``KeyRotated``, 403).
 
-    The one call to a pin store: None (a sync store agreed), or the awaitable an asyncio store returned,
+    The one call to a pin store: what a sync store answered (True: it took the key with this offer, a
+    first use; False or None: the key was pinned already), or the awaitable an asyncio store returned,
     which the caller awaits (``run_async``) or refuses (``refuse_awaitable``)."""
     if pins is None:
         return None
@@ -230,13 +235,16 @@ def signer_identity(secret: Any, public_key: Any) -> str:
     return replay_identity(public_key=public_key)
 
 
-def received_offer(offer: JobOffer, identity: Optional[SenderIdentity], who: str, digest: bytes) -> ReceivedOffer:
-    """``ReceivedOffer(offer, identity, who, digest)``, filled through the slots' own setters."""
+def received_offer(
+    offer: JobOffer, identity: Optional[SenderIdentity], who: str, digest: bytes, first_use: bool = False
+) -> ReceivedOffer:
+    """``ReceivedOffer(offer, identity, who, digest, first_use)``, filled through the slots' own setters."""
     received = _new(ReceivedOffer)
     _set_offer(received, offer)
     _set_identity(received, identity)
     _set_replay_identity(received, who)
     _set_digest(received, digest)
+    _set_first_use(received, first_use)
     return received
 
 
@@ -259,11 +267,12 @@ def offer_digest(offer: JobOffer) -> bytes:
 
 def admit(
     guard: Any, who: str, job_id: str, digest: bytes, now_us: int, expires_us: int, host: Optional[str] = None,
-    confirmed: bool = True,
+    confirmed: bool = True, first_use: bool = False,
 ) -> Any:
     """The admit step: the one call to the replay guard, of ``job_id`` from the verified sender ``who``
     (its replay identity), whose content the guard remembers as ``digest``, in the quota group of
-    ``host`` (``quota_host``).
+    ``host`` (``quota_host``), with a first use's smaller share when ``first_use`` (the pins took the
+    sender's key with this offer).
 
     ``confirmed`` (the one-step faces: ``receive_offer``, ``receive``, ``answer_offer`` without
     ``run``): the pair is accepted at once; else it is pending until ``settle``.
@@ -275,7 +284,8 @@ def admit(
     if guard is None:
         return None
     return guard.admit(
-        who, job_id, expires_at_us=expires_us, now_us=now_us, digest=digest, host=host, confirmed=confirmed
+        who, job_id, expires_at_us=expires_us, now_us=now_us, digest=digest, host=host, first_use=first_use,
+        confirmed=confirmed,
     )
 
 

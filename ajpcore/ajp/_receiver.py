@@ -28,6 +28,7 @@ from ._pipeline import (
     ReceivedOffer,
     _new,
     _set_digest,
+    _set_first_use,
     _set_identity,
     _set_offer,
     _set_replay_identity,
@@ -229,13 +230,15 @@ class Receiver:
         _set_identity(received, None)
         _set_replay_identity(received, who)
         _set_digest(received, digest)
+        _set_first_use(received, False)
         return received
 
-    def _agent_signed(self, offer: JobOffer, identity: SenderIdentity) -> ReceivedOffer:
-        """An agent's offer, verified under the key its declaration established."""
+    def _agent_signed(self, offer: JobOffer, identity: SenderIdentity, first_use: bool) -> ReceivedOffer:
+        """An agent's offer, verified under the key its declaration established (``first_use``: the pins
+        took that key with this offer)."""
         public_key = identity.public_key
         digest = signed(offer, None, public_key, self.backend)
-        return received_offer(offer, identity, signer_identity(None, public_key), digest)
+        return received_offer(offer, identity, signer_identity(None, public_key), digest, first_use)
 
     def _declared(self, offer: JobOffer, now_us: int, fetched: Any) -> SenderIdentity:
         """The sender step of an agent once the resolver answered ``fetched``: its declaration, through the
@@ -255,7 +258,7 @@ class Receiver:
     def _admit(self, received: ReceivedOffer, now_us: int, expires_us: int, confirmed: bool = True) -> None:
         admitted = admit(
             self.replay_guard, received.replay_identity, received.offer._raw["job_id"], received.digest, now_us,
-            expires_us, quota_host(received.identity), confirmed,
+            expires_us, quota_host(received.identity), confirmed, received.first_use,
         )
         if admitted is not None:
             refuse_awaitable(admitted, "`replay_guard`")
@@ -264,7 +267,7 @@ class Receiver:
         guard = self.replay_guard
         await run_async(
             blocking(guard), admit, guard, received.replay_identity, received.offer._raw["job_id"], received.digest,
-            now_us, expires_us, quota_host(received.identity), confirmed,
+            now_us, expires_us, quota_host(received.identity), confirmed, received.first_use,
         )
 
     def _settle(self, received: ReceivedOffer, now_us: int, taken: bool) -> None:
@@ -361,9 +364,9 @@ class Receiver:
             raise _fetch_failed(exc) from None
         identity = self._declared(offer, now_us, fetched)
         checked = check_pins(self.pins, identity)
-        if checked is not None:
+        if checked is not None and checked is not True and checked is not False:
             refuse_awaitable(checked, "`pins`")
-        return self._agent_signed(offer, identity), now_us, expires_us
+        return self._agent_signed(offer, identity, checked is True), now_us, expires_us
 
     async def _received_async(self, data: Any, now: Any) -> Tuple[ReceivedOffer, int, int]:
         """``_received`` for async hosts: the resolver and the pins awaited, or run in a worker thread."""
@@ -383,8 +386,8 @@ class Receiver:
             raise _fetch_failed(exc) from None
         identity = self._declared(offer, now_us, fetched)
         pins = self.pins
-        await run_async(blocking(pins), check_pins, pins, identity)
-        return self._agent_signed(offer, identity), now_us, expires_us
+        checked = await run_async(blocking(pins), check_pins, pins, identity)
+        return self._agent_signed(offer, identity, checked is True), now_us, expires_us
 
     def receive(self, data: Union[bytes, bytearray, memoryview, str, JobOffer], *, now: Any) -> ReceivedOffer:
         """Bytes off the wire -> the accepted offer and its sender, or the refusal (an ``AjpError``).

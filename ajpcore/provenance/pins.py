@@ -63,8 +63,9 @@ class KeyPins(Protocol):
 
     blocking: bool
 
-    def check(self, provenance_id: str, fingerprint: str, public_key: Any = None) -> None:
-        """Pin on first use; return if ``fingerprint`` is the pinned one; else raise ``KeyRotated``."""
+    def check(self, provenance_id: str, fingerprint: str, public_key: Any = None) -> Optional[bool]:
+        """Pin on first use (True: this call took the pin); False if ``fingerprint`` is the pinned one;
+        else raise ``KeyRotated``.  (A store of before 0.6 answers None, read as False.)"""
         ...
 
     def accept_rotation(self, notice: Any, *, public_key: Any = None) -> NoticeVerification:
@@ -81,7 +82,7 @@ class AsyncKeyPins(Protocol):
 
     blocking: bool
 
-    async def check(self, provenance_id: str, fingerprint: str, public_key: Any = None) -> None: ...
+    async def check(self, provenance_id: str, fingerprint: str, public_key: Any = None) -> Optional[bool]: ...
 
     async def accept_rotation(self, notice: Any, *, public_key: Any = None) -> NoticeVerification: ...
 
@@ -122,15 +123,16 @@ def check_arguments(provenance_id: Any, fingerprint: Any, public_key: Any) -> Op
 
 def decide_check(
     provenance_id: str, record: Optional[_Record], fingerprint: str, key_text: Optional[str]
-) -> _Decision[None]:
-    """First use pins; the pinned key passes (storing its key when only its fingerprint was); else ``KeyRotated``."""
+) -> _Decision[bool]:
+    """First use pins (answer True); the pinned key passes (storing its key when only its fingerprint was;
+    answer False); else ``KeyRotated``."""
     if record is None:
-        return {"fingerprint": fingerprint, "public_key": key_text, "rotations": []}, None
+        return {"fingerprint": fingerprint, "public_key": key_text, "rotations": []}, True
     if record["fingerprint"] != fingerprint:
         raise KeyRotated(provenance_id, record["fingerprint"], fingerprint)
     if key_text is not None and record["public_key"] is None:
-        return dict(record, public_key=key_text), None
-    return None, None
+        return dict(record, public_key=key_text), False
+    return None, False
 
 
 def rotation_id(notice: Any) -> str:
@@ -248,8 +250,8 @@ class _PinStore:
         record = self._read(provenance_id) if isinstance(provenance_id, str) and provenance_id else None
         return () if record is None else tuple(copy.deepcopy(n) for n in record["rotations"])
 
-    def check(self, provenance_id: str, fingerprint: str, public_key: Any = None) -> None:
-        """Pin ``fingerprint`` for ``provenance_id`` on first use; accept it again later.
+    def check(self, provenance_id: str, fingerprint: str, public_key: Any = None) -> bool:
+        """Pin ``fingerprint`` for ``provenance_id`` on first use (True); accept it again later (False).
 
         ``public_key`` (optional, text or ``Ed25519PublicKey``) is the key itself:
         stored with the pin so a later rotation notice can be checked against it;
@@ -263,8 +265,8 @@ class _PinStore:
         """
         key_text = check_arguments(provenance_id, fingerprint, public_key)
         if decide_check(provenance_id, self._read(provenance_id), fingerprint, key_text)[0] is None:
-            return  # the pinned key, nothing to store (a fresh read: a rotation elsewhere is seen)
-        self._update(provenance_id, lambda record: decide_check(provenance_id, record, fingerprint, key_text))
+            return False  # the pinned key, nothing to store (a fresh read: a rotation elsewhere is seen)
+        return self._update(provenance_id, lambda record: decide_check(provenance_id, record, fingerprint, key_text))
 
     def accept_rotation(self, notice: Any, *, public_key: Any = None) -> NoticeVerification:
         """Move the pin of ``notice["provenance_id"]`` to the key the notice vouches for.
@@ -309,12 +311,12 @@ class _AsyncPinStore:
         record = await self._read(provenance_id) if isinstance(provenance_id, str) and provenance_id else None
         return () if record is None else tuple(copy.deepcopy(n) for n in record["rotations"])
 
-    async def check(self, provenance_id: str, fingerprint: str, public_key: Any = None) -> None:
+    async def check(self, provenance_id: str, fingerprint: str, public_key: Any = None) -> bool:
         """``_PinStore.check``, awaited."""
         key_text = check_arguments(provenance_id, fingerprint, public_key)
         if decide_check(provenance_id, await self._read(provenance_id), fingerprint, key_text)[0] is None:
-            return
-        await self._update(provenance_id, lambda record: decide_check(provenance_id, record, fingerprint, key_text))
+            return False
+        return await self._update(provenance_id, lambda record: decide_check(provenance_id, record, fingerprint, key_text))
 
     async def accept_rotation(self, notice: Any, *, public_key: Any = None) -> NoticeVerification:
         """``_PinStore.accept_rotation``, awaited."""
@@ -339,7 +341,7 @@ class MemoryKeyPins(_PinStore):
     def __repr__(self) -> str:
         return f"MemoryKeyPins({len(self._pins)} pins)"
 
-    def check(self, provenance_id: str, fingerprint: str, public_key: Any = None) -> None:
+    def check(self, provenance_id: str, fingerprint: str, public_key: Any = None) -> bool:
         """See ``_PinStore.check``; the usual call (the pinned key again, given as an ``Ed25519PublicKey``,
         whose text the pin holds) is answered from one read, with no change to store."""
         record = self._pins.get(provenance_id) if type(provenance_id) is str else None
@@ -351,8 +353,8 @@ class MemoryKeyPins(_PinStore):
             and type(public_key) is Ed25519PublicKey
             and public_key.fingerprint == fingerprint
         ):
-            return  # every argument check holds (the record's were checked when pinned); decide_check: no change
-        super().check(provenance_id, fingerprint, public_key)
+            return False  # every argument check holds (the record's were checked when pinned); decide_check: no change
+        return super().check(provenance_id, fingerprint, public_key)
 
     def _read(self, provenance_id: str) -> Optional[_Record]:
         return self._pins.get(provenance_id)
