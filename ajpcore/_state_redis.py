@@ -172,14 +172,36 @@ class RedisStore:
     """The client, prefix and policy of a Redis store, and the one way its calls reach the server.
 
     ``what`` (class attribute) names the store in ``StateUnavailable`` messages.
+    ``min_replicas`` (default 0) and ``replica_timeout`` (seconds, default 1.0):
+    after each write the store sends ``WAIT min_replicas timeout`` and answers
+    ``StateUnavailable`` when fewer replicas acknowledged it, so a write the
+    store reports done survives a failover to one of those replicas.  Without it
+    Redis replication is asynchronous: a failover may lose the last writes
+    (``docs/deploying.md``).
     """
 
     what = "state"
 
-    def __init__(self, client: Any, *, prefix: str = DEFAULT_PREFIX, require_noeviction: bool = True) -> None:
+    def __init__(
+        self, client: Any, *, prefix: str = DEFAULT_PREFIX, require_noeviction: bool = True, min_replicas: int = 0,
+        replica_timeout: float = 1.0,
+    ) -> None:
         self.client = client
         self.prefix = check_prefix(prefix)
         self.policy = RedisPolicy(require_noeviction)
+        if isinstance(min_replicas, bool) or not isinstance(min_replicas, int) or min_replicas < 0:
+            raise ValueError("min_replicas must be an int >= 0")
+        if isinstance(replica_timeout, bool) or not isinstance(replica_timeout, (int, float)) or not replica_timeout > 0:
+            raise ValueError("replica_timeout must be a number of seconds > 0")
+        self.min_replicas = min_replicas
+        self.replica_timeout = float(replica_timeout)
+
+    def _acked(self, acked: Any) -> None:
+        if int(acked) < self.min_replicas:
+            raise StateUnavailable(
+                f"Redis {self.what}: {acked} of {self.min_replicas} replicas acknowledged the write within "
+                f"{self.replica_timeout} s"
+            )
 
     def call(self, fn: Callable[[], T]) -> T:
         """``fn()`` after the policy check when due; a server or connection failure is ``StateUnavailable``."""
@@ -203,30 +225,72 @@ class RedisStore:
                 raise unavailable(exc, self.what) from None
             raise
 
-    def run_script(self, script: Script, keys: List[str], args: List[Any]) -> Any:
-        """``EVALSHA`` of ``script`` (loaded again on ``NOSCRIPT``), through ``call``."""
+    def _wait(self) -> Tuple[str, int, int]:
+        return ("WAIT", self.min_replicas, max(1, int(self.replica_timeout * 1000)))
+
+    def run_script(
+        self, script: Script, keys: List[Any], args: List[Any], wrote: Optional[Callable[[Any], bool]] = None
+    ) -> Any:
+        """``EVALSHA`` of ``script`` (loaded again on ``NOSCRIPT``), through ``call``.
+
+        With ``min_replicas``, a ``WAIT`` follows on the same connection (one pipeline, one round
+        trip), and when ``wrote(answer)`` says the script wrote, fewer acknowledgements than
+        ``min_replicas`` are ``StateUnavailable``.
+        """
+        waiting = self.min_replicas > 0 and wrote is not None
+
+        def once() -> Any:
+            if not waiting:
+                return self.client.execute_command("EVALSHA", script.sha, len(keys), *keys, *args)
+            pipe = self.client.pipeline(transaction=False)
+            pipe.execute_command("EVALSHA", script.sha, len(keys), *keys, *args)
+            pipe.execute_command(*self._wait())
+            return pipe.execute()
 
         def send() -> Any:
             try:
-                return self.client.execute_command("EVALSHA", script.sha, len(keys), *keys, *args)
+                return once()
             except Exception as exc:
                 if not is_no_script(exc):
                     raise
             self.client.script_load(script.text)
-            return self.client.execute_command("EVALSHA", script.sha, len(keys), *keys, *args)
+            return once()
 
-        return self.call(send)
+        result = self.call(send)
+        if not waiting:
+            return result
+        assert wrote is not None
+        if wrote(result[0]):
+            self._acked(result[1])
+        return result[0]
 
-    async def run_script_async(self, script: Script, keys: List[str], args: List[Any]) -> Any:
+    async def run_script_async(
+        self, script: Script, keys: List[Any], args: List[Any], wrote: Optional[Callable[[Any], bool]] = None
+    ) -> Any:
         """``run_script`` for a ``redis.asyncio`` client."""
+        waiting = self.min_replicas > 0 and wrote is not None
+
+        async def once() -> Any:
+            if not waiting:
+                return await self.client.execute_command("EVALSHA", script.sha, len(keys), *keys, *args)
+            pipe = self.client.pipeline(transaction=False)
+            pipe.execute_command("EVALSHA", script.sha, len(keys), *keys, *args)
+            pipe.execute_command(*self._wait())
+            return await pipe.execute()
 
         async def send() -> Any:
             try:
-                return await self.client.execute_command("EVALSHA", script.sha, len(keys), *keys, *args)
+                return await once()
             except Exception as exc:
                 if not is_no_script(exc):
                     raise
             await self.client.script_load(script.text)
-            return await self.client.execute_command("EVALSHA", script.sha, len(keys), *keys, *args)
+            return await once()
 
-        return await self.call_async(send)
+        result = await self.call_async(send)
+        if not waiting:
+            return result
+        assert wrote is not None
+        if wrote(result[0]):
+            self._acked(result[1])
+        return result[0]

@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -170,6 +171,28 @@ def pins(request, tmp_path):
     yield Awaiting(store, loop)
     loop.run_until_complete(store.client.aclose())
     loop.close()
+
+
+@contextlib.contextmanager
+def replica_pair(folder: Path):
+    """``(primary, replica)``: two started ``RedisServer``s, the second replicating the first (link up)."""
+    primary = RedisServer(Path(folder) / "primary").start()
+    replica = None
+    try:
+        replica = RedisServer(Path(folder) / "replica", "--replicaof", "127.0.0.1", str(primary.port)).start()
+        client = replica.client()
+        deadline = time.monotonic() + 20
+        while client.info("replication").get("master_link_status") != "up":
+            assert time.monotonic() < deadline, "the replica did not connect to its primary within 20 s"
+            time.sleep(0.05)
+        client.close()
+        yield primary, replica
+    finally:
+        if replica is not None:
+            if replica.process is not None:
+                os.kill(replica.process.pid, signal.SIGCONT)  # never leave it stopped
+            replica.stop()
+        primary.stop()
 
 
 def child_env() -> dict:

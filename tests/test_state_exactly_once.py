@@ -364,3 +364,56 @@ def test_a_hundred_self_made_keys_under_one_host_never_make_another_host_busy(ba
     assert statuses["honest"] == [202] * 9
     assert statuses["evil"].count(202) == 100 and statuses["evil"].count(429) == 200  # one quota for 100 keys
     assert statuses["evil"][:26] == [202] * 25 + [429]  # first uses: a quarter of the quota, then refused
+
+
+# -- replicas: WAIT after each write (issue 30 item 3) ---------------------------------------------------------
+
+
+@pytest.fixture
+def primary_and_replica(tmp_path):
+    """A primary and its replica, both real redis-servers on 127.0.0.1 (tests/state_servers.py)."""
+    from state_servers import replica_pair
+
+    need_redis(own=True)
+    with replica_pair(tmp_path) as pair:
+        yield pair
+
+
+def test_an_admitted_id_survives_a_failover_with_min_replicas(primary_and_replica, tmp_path):
+    import redis
+
+    primary, replica = primary_and_replica
+    guard = ajp.RedisReplayGuard(redis.Redis.from_url(primary.url, socket_timeout=2), prefix="fo:",
+                                 min_replicas=1, replica_timeout=2)
+    table, data = JobTable(tmp_path / "jobs.db"), offer_bytes("job_failover")
+    first = Sender(data).until_accepted(receiver(guard).answer_offer, table.take)
+    primary.stop()  # kill -9: whatever the replica did not receive is gone
+    promoted = redis.Redis.from_url(replica.url, socket_timeout=2)
+    promoted.execute_command("REPLICAOF", "NO", "ONE")
+    after = receiver(ajp.RedisReplayGuard(promoted, prefix="fo:")).answer_offer(data, now=NOW_S, run=table.take)
+    report("failover with min_replicas=1", first + ["failover", "202 duplicate" if after.duplicate else str(after.status)],
+           table.runs("job_failover"))
+    assert after.status == 202 and after.duplicate and table.runs("job_failover") == 1
+
+
+def test_a_paused_replica_makes_admits_503_and_none_accepted(primary_and_replica, tmp_path):
+    import redis
+
+    primary, replica = primary_and_replica
+    guard = ajp.RedisReplayGuard(redis.Redis.from_url(primary.url, socket_timeout=3), prefix="paused:",
+                                 min_replicas=1, replica_timeout=0.3)
+    table, data = JobTable(tmp_path / "jobs.db"), offer_bytes("job_paused")
+    r = receiver(guard)
+    sender = Sender(data)
+    os.kill(replica.process.pid, signal.SIGSTOP)
+    try:
+        for _ in range(3):
+            answer = r.answer_offer(data, now=sender.now, run=table.take)
+            sender._note(answer)
+            assert answer.status == 503
+        assert table.runs("job_paused") == 0  # never accepted, never run
+    finally:
+        os.kill(replica.process.pid, signal.SIGCONT)
+    answers = sender.until_accepted(r.answer_offer, table.take)
+    report("replica paused, min_replicas=1", answers, table.runs("job_paused"))
+    assert table.runs("job_paused") == 1

@@ -106,6 +106,16 @@ return 0
 _SCRIPT = Script(STATE_SCRIPT)
 
 
+def _admitted(answer: Any) -> bool:
+    """Whether an admit wrote the pair (it answers 0)."""
+    return bool(answer == 0)
+
+
+def _settled(answer: Any) -> bool:
+    """Whether a confirm or release changed the pair (it answers 1)."""
+    return bool(answer == 1)
+
+
 class _RedisGuardBase(RedisStore, SharedGuardSettings):
     what = "replay guard"
 
@@ -118,8 +128,13 @@ class _RedisGuardBase(RedisStore, SharedGuardSettings):
         skew: float = DEFAULT_SKEW_SECONDS,
         lease: float = DEFAULT_LEASE_SECONDS,
         require_noeviction: bool = True,
+        min_replicas: int = 0,
+        replica_timeout: float = 1.0,
     ) -> None:
-        RedisStore.__init__(self, client, prefix=prefix, require_noeviction=require_noeviction)
+        RedisStore.__init__(
+            self, client, prefix=prefix, require_noeviction=require_noeviction, min_replicas=min_replicas,
+            replica_timeout=replica_timeout,
+        )
         SharedGuardSettings.__init__(self, Quotas(max_per_identity, None, default=DEFAULT_REDIS_QUOTA), skew, lease)
 
     def keys(self, group: str) -> List[str]:
@@ -176,6 +191,14 @@ class RedisReplayGuard(_RedisGuardBase):
     with ``noeviction`` a full server answers out-of-memory, which is a
     refusal (``StateUnavailable``).
 
+    ``min_replicas`` (default 0) and ``replica_timeout`` (seconds, default 1):
+    each write (an admit that recorded the pair, a confirm, a release) is
+    followed by ``WAIT`` on the same connection, and fewer acknowledgements
+    than ``min_replicas`` answer ``StateUnavailable``: a pair the guard reported
+    recorded survives a failover to one of those replicas.  A pending admit
+    refused this way stays pending on the primary until its lease ends (its
+    retry is never "duplicate"); use ``run=`` on the Receiver with it.
+
     ``require_noeviction`` (default True): on first use and every 60 s the
     guard reads ``maxmemory-policy`` and answers ``StateUnavailable`` while it
     is not ``noeviction`` (eviction silently forgets accepted offers); a server
@@ -200,7 +223,7 @@ class RedisReplayGuard(_RedisGuardBase):
     ) -> None:
         """Record ``(identity, job_id)`` as pending (accepted when ``confirmed``): one round trip; see ``ReplayGuard``."""
         args = self._admit_args(identity, job_id, expires_at_us, now_us, digest, host, first_use, confirmed)
-        self._answer(self.run_script(_SCRIPT, args[:3], args[3:]), args, job_id, now_us, digest)
+        self._answer(self.run_script(_SCRIPT, args[:3], args[3:], _admitted), args, job_id, now_us, digest)
 
     def confirm(self, identity: str, job_id: str, *, now_us: int, host: Optional[str] = None) -> bool:
         """Make the pair accepted until ``expires_at + skew``; True when it is accepted now (see ``ReplayGuard``).
@@ -208,12 +231,12 @@ class RedisReplayGuard(_RedisGuardBase):
         ``host``: the one given to ``admit`` (the pair lives in its group's keys).
         """
         args = self._pair_args("c", identity, job_id, now_us, host)
-        return bool(self.run_script(_SCRIPT, args[:3], args[3:]) == 1)
+        return bool(self.run_script(_SCRIPT, args[:3], args[3:], _settled) == 1)
 
     def release(self, identity: str, job_id: str, *, now_us: int, host: Optional[str] = None) -> bool:
         """Drop the pair if it is pending; True when one was dropped (see ``ReplayGuard``)."""
         args = self._pair_args("r", identity, job_id, now_us, host)
-        return bool(self.run_script(_SCRIPT, args[:3], args[3:]) == 1)
+        return bool(self.run_script(_SCRIPT, args[:3], args[3:], _settled) == 1)
 
 
 class AsyncRedisReplayGuard(_RedisGuardBase):
@@ -233,14 +256,14 @@ class AsyncRedisReplayGuard(_RedisGuardBase):
     ) -> None:
         """Record ``(identity, job_id)``; see ``RedisReplayGuard.admit``."""
         args = self._admit_args(identity, job_id, expires_at_us, now_us, digest, host, first_use, confirmed)
-        self._answer(await self.run_script_async(_SCRIPT, args[:3], args[3:]), args, job_id, now_us, digest)
+        self._answer(await self.run_script_async(_SCRIPT, args[:3], args[3:], _admitted), args, job_id, now_us, digest)
 
     async def confirm(self, identity: str, job_id: str, *, now_us: int, host: Optional[str] = None) -> bool:
         """``RedisReplayGuard.confirm``, awaited."""
         args = self._pair_args("c", identity, job_id, now_us, host)
-        return bool(await self.run_script_async(_SCRIPT, args[:3], args[3:]) == 1)
+        return bool(await self.run_script_async(_SCRIPT, args[:3], args[3:], _settled) == 1)
 
     async def release(self, identity: str, job_id: str, *, now_us: int, host: Optional[str] = None) -> bool:
         """``RedisReplayGuard.release``, awaited."""
         args = self._pair_args("r", identity, job_id, now_us, host)
-        return bool(await self.run_script_async(_SCRIPT, args[:3], args[3:]) == 1)
+        return bool(await self.run_script_async(_SCRIPT, args[:3], args[3:], _settled) == 1)

@@ -31,6 +31,11 @@ return 0
 
 _CAS = Script(CAS_SCRIPT)
 
+
+def _written(answer: Any) -> bool:
+    """Whether the compare-and-set wrote (it answers 1): the write ``min_replicas`` must acknowledge."""
+    return bool(answer == 1)
+
 MAX_CAS_ATTEMPTS = 16
 """Lost compare-and-set races a change retries before ``StateUnavailable`` (each loss is another writer's win)."""
 
@@ -58,8 +63,10 @@ class RedisKeyPins(_RedisPinsBase, _PinStore):
     ``RedisReplayGuard``; ``require_noeviction`` as there (pins have no
     expiry, but ``allkeys-*`` policies evict them too, and a forgotten pin is
     a first use again).  Pins must survive a restart: run the server with
-    ``appendonly yes``.  Every server or connection failure raises
-    ``StateUnavailable`` (503), as does a stored record that is not exactly a pin.
+    ``appendonly yes``.  ``min_replicas`` and ``replica_timeout`` as
+    ``RedisReplayGuard``: each pin written waits for that many replicas.  Every
+    server or connection failure raises ``StateUnavailable`` (503), as does a
+    stored record that is not exactly a pin.
     """
 
     blocking = True
@@ -78,7 +85,7 @@ class RedisKeyPins(_RedisPinsBase, _PinStore):
         for _ in range(MAX_CAS_ATTEMPTS):
             record, raw = self._read_raw(provenance_id)
             new, answer = decide(record)
-            if new is None or self.run_script(_CAS, *self._cas_args(provenance_id, raw, new)) == 1:
+            if new is None or self.run_script(_CAS, *self._cas_args(provenance_id, raw, new), _written) == 1:
                 return answer
         raise _lost_races(provenance_id)
 
@@ -102,6 +109,6 @@ class AsyncRedisKeyPins(_RedisPinsBase, _AsyncPinStore):
         for _ in range(MAX_CAS_ATTEMPTS):
             record, raw = await self._read_raw(provenance_id)
             new, answer = decide(record)
-            if new is None or await self.run_script_async(_CAS, *self._cas_args(provenance_id, raw, new)) == 1:
+            if new is None or await self.run_script_async(_CAS, *self._cas_args(provenance_id, raw, new), _written) == 1:
                 return answer
         raise _lost_races(provenance_id)
