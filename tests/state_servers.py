@@ -195,6 +195,63 @@ def replica_pair(folder: Path):
         primary.stop()
 
 
+REDIS_CLI = shutil.which("redis-cli")
+
+
+class RedisCluster:
+    """Three cluster-enabled redis-servers on 127.0.0.1 made one 3-primary cluster (``redis-cli --cluster
+    create``, no replicas); ``nodes`` are the ``RedisServer``s, ``url`` names the first.  Full coverage
+    is not required, so with one primary stopped the others still serve their slots."""
+
+    def __init__(self, folder: Path) -> None:
+        self.nodes = [
+            RedisServer(Path(folder) / f"node{i}", "--cluster-enabled", "yes", "--cluster-config-file",
+                        "nodes.conf", "--cluster-node-timeout", "1000", "--cluster-port", str(free_port()),
+                        "--cluster-require-full-coverage", "no")
+            for i in range(3)
+        ]
+
+    @property
+    def url(self) -> str:
+        return self.nodes[0].url
+
+    def start(self) -> "RedisCluster":
+        assert REDIS_CLI is not None
+        for node in self.nodes:
+            node.start()
+        made = subprocess.run(
+            [REDIS_CLI, "--cluster", "create", *(f"127.0.0.1:{node.port}" for node in self.nodes),
+             "--cluster-replicas", "0", "--cluster-yes"],
+            capture_output=True, timeout=60,
+        )
+        if made.returncode:
+            raise RuntimeError(f"redis-cli --cluster create failed: {made.stdout[-500:]!r} {made.stderr[-500:]!r}")
+        deadline = time.monotonic() + 30
+        for node in self.nodes:
+            client = node.client()
+            while client.execute_command("CLUSTER INFO").get("cluster_state") != "ok":
+                assert time.monotonic() < deadline, "the cluster did not reach cluster_state:ok within 30 s"
+                time.sleep(0.05)
+            client.close()
+        return self
+
+    def stop(self) -> None:
+        for node in self.nodes:
+            if node.process is not None:
+                os.kill(node.process.pid, signal.SIGCONT)
+            node.stop()
+
+
+def need_cluster() -> None:
+    """Skip (fail under CI=true) without redis-server and redis-cli to build a cluster of our own."""
+    need_redis(own=True)
+    if REDIS_CLI is None:
+        why = "redis-cli is not on PATH (apt-get install redis-tools): no cluster can be created"
+        if IN_CI:
+            pytest.fail("CI=true, so the Redis Cluster tests must run: " + why)
+        pytest.skip(why)
+
+
 def child_env() -> dict:
     """The environment of a child process importing the same ajpcore as this test process."""
     import ajpcore

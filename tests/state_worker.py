@@ -59,6 +59,11 @@ def open_guard(backend: str, spec: str):
         cls = ajp.SQLiteReplayGuard if backend == "sqlite" else ajp.AsyncSQLiteReplayGuard
         return cls(spec, max_per_identity=10_000, busy_timeout=30)
     url, _, prefix = spec.partition("|")  # redis: "URL|PREFIX"
+    if backend == "redis-cluster":
+        from redis.cluster import RedisCluster
+
+        client = RedisCluster.from_url(url, socket_timeout=5)
+        return ajp.RedisReplayGuard(client, prefix=prefix or "ajp:", max_per_identity=10_000)
     if backend == "redis":
         import redis
 

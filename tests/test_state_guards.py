@@ -837,3 +837,99 @@ def test_an_asyncio_guard_given_to_the_sync_receive_path_is_refused_never_skippe
             receive(data, guard)
     assert len(guard.sync) == 0  # nothing was admitted
     guard.close()
+
+
+# -- Redis Cluster: a 3-primary cluster on loopback, started by the test (issue 30 item 2) ---------------------
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    from state_servers import RedisCluster, need_cluster
+
+    need_cluster()
+    made = RedisCluster(tmp_path_factory.mktemp("cluster")).start()
+    yield made
+    made.stop()
+
+
+def test_cluster_four_processes_of_four_threads_accept_each_offer_exactly_once(cluster, race_pool):
+    results = race_pool.race("redis-cluster", cluster.url + f"|race{uuid.uuid4().hex[:8]}:")
+    accepted = [job for r in results for job in r["accepted"]]
+    assert [r["errors"] for r in results] == [[], [], [], []]
+    assert len(accepted) == OFFERS and len(set(accepted)) == OFFERS
+    assert sum(r["replayed"] for r in results) == 15 * OFFERS
+
+
+def test_cluster_guard_and_pins_spread_over_the_three_primaries(cluster):
+    from redis.cluster import RedisCluster
+
+    from ajpcore.provenance import RedisKeyPins
+
+    client = RedisCluster.from_url(cluster.url)
+    guard = ajp.RedisReplayGuard(client, prefix=f"spread{uuid.uuid4().hex[:6]}:")
+    owners = set()
+    for i in range(60):
+        guard.admit(f"ed25519:k{i}", "job_a", expires_at_us=100 * S, now_us=0, host=f"h{i}.example.com")
+        guard.confirm(f"ed25519:k{i}", "job_a", now_us=0, host=f"h{i}.example.com")
+        owners.add(client.get_node_from_key(guard.keys(f"host:h{i}.example.com")[0]).port)
+        with pytest.raises(ReplayedMessage):
+            guard.admit(f"ed25519:k{i}", "job_a", expires_at_us=100 * S, now_us=1, host=f"h{i}.example.com")
+    assert len(owners) == 3  # every primary held some groups
+    pins = RedisKeyPins(client, prefix="spread:")
+    pins.check("provenance:domain:a.example.com", "0" * 64)
+    with pytest.raises(ajpcore.KeyRotated):
+        pins.check("provenance:domain:a.example.com", "1" * 64)
+    client.close()
+
+
+def test_cluster_async_guard_admits_once(cluster):
+    from redis.asyncio.cluster import RedisCluster
+
+    async def scenario():
+        client = RedisCluster.from_url(cluster.url)
+        guard = ajp.AsyncRedisReplayGuard(client, prefix=f"async{uuid.uuid4().hex[:6]}:")
+        outcomes = await asyncio.gather(
+            *(guard.admit("k", "job_a", expires_at_us=100 * S, now_us=0) for _ in range(20)), return_exceptions=True
+        )
+        await client.aclose()
+        return outcomes
+
+    outcomes = asyncio.run(scenario())
+    assert outcomes.count(None) == 1 and all(isinstance(o, ajpcore.JobInProgress) for o in outcomes if o is not None)
+
+
+def test_cluster_primary_stopped_is_503_for_its_slots_and_the_others_are_served(tmp_path):
+    from redis.cluster import RedisCluster as Client
+
+    from state_servers import RedisCluster, need_cluster
+
+    need_cluster()
+    made = RedisCluster(tmp_path / "cluster").start()
+    try:
+        from redis.backoff import NoBackoff
+        from redis.retry import Retry
+
+        client = Client.from_url(made.url, socket_timeout=0.5, socket_connect_timeout=0.5, retry=Retry(NoBackoff(), 1))
+        guard = ajp.RedisReplayGuard(client, prefix="down:")
+        groups = [f"ed25519:k{i}" for i in range(30)]
+        node_of = {g: client.get_node_from_key(guard.keys(g)[0]).port for g in groups}
+        for g in groups:
+            guard.admit(g, "job_before", expires_at_us=100 * S, now_us=0, confirmed=True)
+        stopped = made.nodes[0]
+        stopped.stop()
+        served = refused = 0
+        for g in groups:
+            try:
+                guard.admit(g, "job_during", expires_at_us=100 * S, now_us=0, confirmed=True)
+                served += 1
+                assert node_of[g] != stopped.port
+            except StateUnavailable:
+                refused += 1
+                assert node_of[g] == stopped.port
+            with pytest.raises((ReplayedMessage, StateUnavailable)):  # never accepted twice
+                guard.admit(g, "job_before", expires_at_us=100 * S, now_us=0)
+        print(f"\ncluster with one primary stopped: {served} served, {refused} refused (503)")
+        assert served and refused
+        client.close()
+    finally:
+        made.stop()
