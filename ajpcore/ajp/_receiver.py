@@ -256,9 +256,10 @@ class Receiver:
     # (confirm on its normal return; release on any exception, cancellation included).
 
     def _admit(self, received: ReceivedOffer, now_us: int, expires_us: int, confirmed: bool = True) -> None:
+        identity = received.identity
         admitted = admit(
             self.replay_guard, received.replay_identity, received.offer._raw["job_id"], received.digest, now_us,
-            expires_us, quota_host(received.identity), confirmed, received.first_use,
+            expires_us, None if identity is None else quota_host(identity), confirmed, received.first_use,
         )
         if admitted is not None:
             refuse_awaitable(admitted, "`replay_guard`")

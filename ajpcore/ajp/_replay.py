@@ -421,18 +421,20 @@ class MemoryReplayGuard:
         self._size -= 1
         if not held:
             del self._jobs[identity]
+            self._full_until.pop(identity, None)
         group = entry[3]
-        counts = self._groups[group]
-        if counts[identity] > 1:
-            counts[identity] -= 1
-        else:
-            del counts[identity]
-        left = self._group_size[group] - 1
-        if left:
-            self._group_size[group] = left
-        else:
-            del self._group_size[group], self._groups[group]
-            self._full_until.pop(group, None)
+        if group != identity:  # a host's group: its own counts (an identity's group is its table of pairs)
+            counts = self._groups[group]
+            if counts[identity] > 1:
+                counts[identity] -= 1
+            else:
+                del counts[identity]
+            left = self._group_size[group] - 1
+            if left:
+                self._group_size[group] = left
+            else:
+                del self._group_size[group], self._groups[group]
+                self._full_until.pop(group, None)
 
     def _evict(self, now_us: int) -> None:
         heap, jobs = self._heap, self._jobs
@@ -444,19 +446,24 @@ class MemoryReplayGuard:
                 if entry is not None and entry[0] == t:
                     self._drop(identity, job_id, held, entry)
 
-    def _group_busy(self, group: str, limit: int, now_us: int) -> Optional[Busy]:
+    def _held(self, group: str, hosted: bool) -> List[int]:
+        """The held-until of each pair ``group`` holds (caller holds the lock)."""
+        if not hosted:  # an identity's own group: every pair of that identity (conservative if it also has hosts)
+            return [e[0] for e in self._jobs.get(group, {}).values()]
+        return [e[0] for identity in self._groups.get(group, {}) for e in self._jobs[identity].values() if e[3] == group]
+
+    def _group_busy(self, group: str, limit: int, now_us: int, hosted: bool) -> Optional[Busy]:
         """``Busy`` when ``group`` holds ``limit`` live pairs, else None (after evicting expired ones)."""
         known = self._full_until.get(group)
         if known is None or known <= now_us:
             self._evict(now_us)
-            if self._group_size.get(group, 0) < limit:
+            held = self._held(group, hosted)
+            if len(held) < limit:
                 self._full_until.pop(group, None)
                 return None
             # Every pair left is live and this group can add none, so the answer holds
             # until its earliest expiry: computed once per expiry, not once per request.
-            known = min(
-                e[0] for identity in self._groups[group] for e in self._jobs[identity].values() if e[3] == group
-            )
+            known = min(held)
             self._full_until[group] = known
         return group_busy(limit, known, now_us)
 
@@ -472,7 +479,6 @@ class MemoryReplayGuard:
         ):
             check_admit(identity, job_id, digest, expires_at_us, now_us)
         group = identity if host is None else quota_group(identity, host)
-        hold = expires_at_us + self.skew_us
         lock = self._lock
         lock.acquire()  # (acquire/release: a third of the cost of `with` here)
         try:
@@ -487,14 +493,14 @@ class MemoryReplayGuard:
                 assert held_by is not None
                 self._drop(identity, job_id, held_by, entry)  # expired: admitted anew below, in its group now
                 held_by = jobs.get(identity)
-            size = self._group_size.get(group)
-            if size is not None:
+            held = (len(held_by) if held_by is not None else 0) if host is None else self._group_size.get(group, 0)
+            if held:
                 quota = self._fixed_quota
                 if quota is None:
                     quota = self.quotas(group)
                 limit = group_limit(quota, True) if first_use else quota
-                if size >= limit:
-                    busy = self._group_busy(group, limit, now_us)
+                if held >= limit:
+                    busy = self._group_busy(group, limit, now_us, host is not None)
                     if busy is not None:
                         raise busy
                     held_by = jobs.get(identity)  # the eviction may have dropped the sender
@@ -505,29 +511,32 @@ class MemoryReplayGuard:
                 held_by = jobs.get(identity)  # the eviction may have dropped the sender
             if held_by is None:
                 held_by = jobs[identity] = {}
-            counts = self._groups.get(group)
-            if counts is None:
-                counts = self._groups[group] = {}
-            counts[identity] = counts.get(identity, 0) + 1
-            self._group_size[group] = self._group_size.get(group, 0) + 1
+            if host is not None:
+                counts = self._groups.get(group)
+                if counts is None:
+                    counts = self._groups[group] = {}
+                counts[identity] = counts.get(identity, 0) + 1
+                self._group_size[group] = self._group_size.get(group, 0) + 1
             self._size += 1
+            hold = expires_at_us + self.skew_us
             t = hold if confirmed else min(now_us + self.lease_us, hold)
             held_by[job_id] = (t, digest, None if confirmed else hold, group)
-            known = self._full_until.get(group) if self._full_until else None
-            if known is not None and t < known:
-                self._full_until[group] = t
-            self._push(t, identity, job_id, now_us)
+            if self._full_until:  # a group refused until its earliest expiry: this pair may expire sooner
+                known = self._full_until.get(group)
+                if known is not None and t < known:
+                    self._full_until[group] = t
+            heap = self._heap
+            _heappush(heap, (t, identity, job_id))
+            if len(heap) > 2 * self.max_entries:  # stale entries of re-admitted and confirmed pairs
+                self._compact(now_us)
         finally:
             lock.release()
 
-    def _push(self, t: int, identity: str, job_id: str, now_us: int) -> None:
-        heap = self._heap
-        _heappush(heap, (t, identity, job_id))
-        if len(heap) > 2 * self.max_entries:  # stale entries of re-admitted and confirmed pairs
-            self._evict(now_us)
-            if len(self._heap) > 2 * self.max_entries:
-                self._heap = [(e[0], i, j) for i, held_map in self._jobs.items() for j, e in held_map.items()]
-                heapq.heapify(self._heap)
+    def _compact(self, now_us: int) -> None:
+        self._evict(now_us)
+        if len(self._heap) > 2 * self.max_entries:
+            self._heap = [(e[0], i, j) for i, held_map in self._jobs.items() for j, e in held_map.items()]
+            heapq.heapify(self._heap)
 
     def confirm(self, identity: str, job_id: str, *, now_us: int, host: Optional[str] = None) -> bool:
         """Make the pair accepted until ``expires_at + skew``; True when it is accepted now (see ``ReplayGuard``)."""
@@ -540,7 +549,9 @@ class MemoryReplayGuard:
             if entry[2] is not None:
                 assert held_by is not None
                 held_by[job_id] = (entry[2], entry[1], None, entry[3])
-                self._push(entry[2], identity, job_id, now_us)
+                _heappush(self._heap, (entry[2], identity, job_id))
+                if len(self._heap) > 2 * self.max_entries:
+                    self._compact(now_us)
             return True
 
     def release(self, identity: str, job_id: str, *, now_us: int, host: Optional[str] = None) -> bool:
