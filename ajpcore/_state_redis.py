@@ -126,9 +126,7 @@ class RedisPolicy:
         try:
             answer = client.config_get("maxmemory-policy")
         except Exception as exc:
-            if not self.is_refusal(exc):
-                raise
-            self.unreadable(str(exc))
+            self.refused(exc)
             return
         self.verdict(answer)
 
@@ -137,11 +135,15 @@ class RedisPolicy:
         try:
             answer = await client.config_get("maxmemory-policy")
         except Exception as exc:
-            if not self.is_refusal(exc):
-                raise
-            self.unreadable(str(exc))
+            self.refused(exc)
             return
         self.verdict(answer)
+
+    def refused(self, exc: Exception) -> None:
+        """A failed ``CONFIG GET``: the server's refusal makes the policy unreadable; anything else is raised."""
+        if not self.is_refusal(exc):
+            raise exc
+        self.unreadable(str(exc))
 
     @staticmethod
     def is_refusal(exc: BaseException) -> bool:
@@ -225,8 +227,20 @@ class RedisStore:
                 raise unavailable(exc, self.what) from None
             raise
 
-    def _wait(self) -> Tuple[str, int, int]:
-        return ("WAIT", self.min_replicas, max(1, int(self.replica_timeout * 1000)))
+    def _with_wait(self, script: Script, keys: List[Any], args: List[Any]) -> Any:
+        """A pipeline (one connection, one round trip) of the script and a ``WAIT`` for ``min_replicas``."""
+        pipe = self.client.pipeline(transaction=False)
+        pipe.execute_command("EVALSHA", script.sha, len(keys), *keys, *args)
+        pipe.execute_command("WAIT", self.min_replicas, max(1, int(self.replica_timeout * 1000)))
+        return pipe
+
+    def _script_answer(self, result: Any, wrote: Optional[Callable[[Any], bool]]) -> Any:
+        """The script's answer; with ``min_replicas``, out of the pipeline's, ``WAIT``'s count checked if it wrote."""
+        if not self.min_replicas or wrote is None:
+            return result
+        if wrote(result[0]):
+            self._acked(result[1])
+        return result[0]
 
     def run_script(
         self, script: Script, keys: List[Any], args: List[Any], wrote: Optional[Callable[[Any], bool]] = None
@@ -242,10 +256,7 @@ class RedisStore:
         def once() -> Any:
             if not waiting:
                 return self.client.execute_command("EVALSHA", script.sha, len(keys), *keys, *args)
-            pipe = self.client.pipeline(transaction=False)
-            pipe.execute_command("EVALSHA", script.sha, len(keys), *keys, *args)
-            pipe.execute_command(*self._wait())
-            return pipe.execute()
+            return self._with_wait(script, keys, args).execute()
 
         def send() -> Any:
             try:
@@ -256,13 +267,7 @@ class RedisStore:
             self.client.script_load(script.text)
             return once()
 
-        result = self.call(send)
-        if not waiting:
-            return result
-        assert wrote is not None
-        if wrote(result[0]):
-            self._acked(result[1])
-        return result[0]
+        return self._script_answer(self.call(send), wrote)
 
     async def run_script_async(
         self, script: Script, keys: List[Any], args: List[Any], wrote: Optional[Callable[[Any], bool]] = None
@@ -273,10 +278,7 @@ class RedisStore:
         async def once() -> Any:
             if not waiting:
                 return await self.client.execute_command("EVALSHA", script.sha, len(keys), *keys, *args)
-            pipe = self.client.pipeline(transaction=False)
-            pipe.execute_command("EVALSHA", script.sha, len(keys), *keys, *args)
-            pipe.execute_command(*self._wait())
-            return await pipe.execute()
+            return await self._with_wait(script, keys, args).execute()
 
         async def send() -> Any:
             try:
@@ -287,10 +289,4 @@ class RedisStore:
             await self.client.script_load(script.text)
             return await once()
 
-        result = await self.call_async(send)
-        if not waiting:
-            return result
-        assert wrote is not None
-        if wrote(result[0]):
-            self._acked(result[1])
-        return result[0]
+        return self._script_answer(await self.call_async(send), wrote)

@@ -128,13 +128,13 @@ def redis_url(tmp_path_factory):
 
 
 class Awaiting:
-    """An asyncio pin store driven from a test: each method runs on the facade's own loop."""
+    """An asyncio store (guard or pins) driven from a test: each method runs its coroutine on the facade's loop."""
 
-    def __init__(self, pins, loop):
-        self.pins, self.loop = pins, loop
+    def __init__(self, store, loop):
+        self.store, self.loop = store, loop
 
     def __getattr__(self, name):
-        method = getattr(self.pins, name)
+        method = getattr(self.store, name)
         return lambda *a, **k: self.loop.run_until_complete(method(*a, **k))
 
 

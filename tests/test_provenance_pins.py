@@ -52,7 +52,7 @@ def fp(key: Ed25519PrivateKey) -> str:
 
 
 def test_every_store_is_key_pins(pins):
-    inner = getattr(pins, "pins", pins)  # an asyncio store behind the test's facade
+    inner = getattr(pins, "store", pins)  # an asyncio store behind the test's facade
     for method in ("check", "accept_rotation", "pinned", "history"):
         assert callable(getattr(inner, method))
     assert pins.pinned(PID) is None and pins.history(PID) == ()

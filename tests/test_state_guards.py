@@ -28,7 +28,7 @@ import pytest
 
 import ajpcore
 from ajpcore import Busy, InvalidMessage, ReplayedMessage, StateUnavailable, ajp, sign
-from state_servers import IN_CI, RedisServer, child_env, need_redis, redis_server, redis_url  # noqa: F401 (fixture)
+from state_servers import IN_CI, Awaiting, RedisServer, child_env, need_redis, redis_server, redis_url  # noqa: F401 (fixture)
 from state_worker import NOW, NOW_US, SECRET
 
 HERE = Path(__file__).resolve().parent
@@ -36,17 +36,6 @@ WORKER = str(HERE / "state_worker.py")
 S = 1_000_000  # one second in µs
 BACKENDS = ["memory", "sqlite", "async-sqlite", "redis", "async-redis"]
 SHARED = ["sqlite", "async-sqlite", "redis", "async-redis"]  # shared between processes
-
-
-class SyncFacade:
-    """An asyncio guard driven from a test: each method runs its coroutine on the facade's own loop."""
-
-    def __init__(self, guard, loop):
-        self.guard, self.loop = guard, loop
-
-    def __getattr__(self, name):
-        method = getattr(self.guard, name)
-        return lambda *args, **kwargs: self.loop.run_until_complete(method(*args, **kwargs))
 
 
 @pytest.fixture
@@ -77,7 +66,7 @@ def make_guard(request, tmp_path):
 
                 guard = ajp.AsyncRedisReplayGuard(redis.asyncio.Redis.from_url(url), prefix=prefix, **options)
         made.append(guard)
-        return SyncFacade(guard, loop) if loop is not None else guard
+        return Awaiting(guard, loop) if loop is not None else guard
 
     make.backend = backend
     yield make
@@ -100,7 +89,7 @@ def each(names):
 @each(BACKENDS)
 def test_blocking_attribute_tells_an_async_receiver_what_to_do(make_guard):
     guard = make_guard()
-    inner = getattr(guard, "guard", guard)
+    inner = getattr(guard, "store", guard)
     expected = make_guard.backend in ("sqlite", "redis")
     assert type(inner).blocking is expected
     assert asyncio.iscoroutinefunction(type(inner).admit) is make_guard.backend.startswith("async-")

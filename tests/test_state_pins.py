@@ -69,7 +69,7 @@ def test_a_replayed_rotation_notice_cannot_move_the_pin_back(pins):
 
 
 def test_blocking_attribute(pins):
-    store = getattr(pins, "pins", pins)
+    store = getattr(pins, "store", pins)
     name = type(store).__name__
     assert type(store).blocking is (name in ("FileKeyPins", "SQLiteKeyPins", "RedisKeyPins"))
     assert asyncio.iscoroutinefunction(type(store).check) is name.startswith("Async")
