@@ -170,8 +170,17 @@ def _entries(conn: sqlite3.Connection) -> Tuple[Entry, ...]:
 
 
 def check_schema(conn: sqlite3.Connection, schema: Sequence[str], path: str) -> None:
-    """Refuse (``StateUnavailable``) a file whose ``sqlite_master`` differs from ``schema``'s, naming the first difference."""
-    got, want = _entries(conn), _expected(tuple(schema))
+    """Refuse (``StateUnavailable``) a file whose ``sqlite_master`` differs from ``schema``'s, naming the first difference.
+
+    The host's own tables may share the file (the documented pattern: a job table whose row
+    commits in the same transaction as the replay guard's confirm), with their indexes: they
+    cannot change ajpcore's rows.  A trigger or a view is never the host's, whatever its table
+    (a trigger on a host table can write ajpcore's), and neither is any object on ajpcore's tables
+    beyond the schema's own.
+    """
+    want = _expected(tuple(schema))
+    ours = {row[2] for row in want}
+    got = tuple(row for row in _entries(conn) if row[0] not in ("table", "index") or row[2] in ours)
     if got == want:
         return
     extra = [row for row in got if row not in want]

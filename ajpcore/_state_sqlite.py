@@ -16,12 +16,14 @@ has passed; then the store answers ``StateUnavailable``.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import random
 import sqlite3
 import threading
 import time
 import weakref
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable, List, Optional, TypeVar
 
 from ._state_file import check_filesystem, check_schema, check_state_file
@@ -29,11 +31,11 @@ from .errors import StateUnavailable
 
 __all__ = [
     "SQLiteState", "Commit", "Rollback", "SCHEMA_VERSION", "SYNCHRONOUS_MODES",
-    "_new_lock_after_fork",
+    "_new_lock_after_fork", "WorkerThread",
 ]
 
-SCHEMA_VERSION = 1
-"""``PRAGMA user_version`` of a state file this version writes and reads."""
+SCHEMA_VERSION = 2
+"""``PRAGMA user_version`` of a state file this version writes and reads (a version 1 file is upgraded on open)."""
 
 WAL_AUTOCHECKPOINT = 10_000
 """WAL pages (1 KiB each) after which a commit checkpoints the WAL back into the database file."""
@@ -41,23 +43,43 @@ WAL_AUTOCHECKPOINT = 10_000
 SYNCHRONOUS_MODES = ("NORMAL", "FULL")
 """``synchronous=`` values: ``NORMAL`` survives any process crash, ``FULL`` also a power cut."""
 
-_SCHEMA = (
-    # replay guard: one row per live (identity, job_id); the counters are kept by triggers
+_REPLAY_SCHEMA = (
+    # replay guard: one row per (identity, job_id); `hold` is the held_until a confirm gives a pending
+    # row (whose held_until is its lease end), NULL once accepted; the counts are kept by triggers
     "CREATE TABLE replay (identity TEXT NOT NULL, job_id TEXT NOT NULL, held_until INTEGER NOT NULL,"
-    " digest BLOB, PRIMARY KEY (identity, job_id)) WITHOUT ROWID",
+    " digest BLOB, grp TEXT NOT NULL, hold INTEGER, PRIMARY KEY (identity, job_id)) WITHOUT ROWID",
     "CREATE INDEX replay_expiry ON replay (held_until)",
-    "CREATE TABLE replay_senders (identity TEXT PRIMARY KEY, live INTEGER NOT NULL) WITHOUT ROWID",
+    "CREATE INDEX replay_group ON replay (grp, held_until)",
+    "CREATE TABLE replay_groups (grp TEXT PRIMARY KEY, live INTEGER NOT NULL) WITHOUT ROWID",
     "CREATE TABLE replay_total (id INTEGER PRIMARY KEY CHECK (id = 0), live INTEGER NOT NULL)",
     "INSERT INTO replay_total VALUES (0, 0)",
     "CREATE TRIGGER replay_in AFTER INSERT ON replay BEGIN"
-    " INSERT INTO replay_senders VALUES (NEW.identity, 1) ON CONFLICT (identity) DO UPDATE SET live = live + 1;"
+    " INSERT INTO replay_groups VALUES (NEW.grp, 1) ON CONFLICT (grp) DO UPDATE SET live = live + 1;"
     " UPDATE replay_total SET live = live + 1; END",
     "CREATE TRIGGER replay_out AFTER DELETE ON replay BEGIN"
-    " UPDATE replay_senders SET live = live - 1 WHERE identity = OLD.identity;"
-    " DELETE FROM replay_senders WHERE identity = OLD.identity AND live <= 0;"
+    " UPDATE replay_groups SET live = live - 1 WHERE grp = OLD.grp;"
+    " DELETE FROM replay_groups WHERE grp = OLD.grp AND live <= 0;"
     " UPDATE replay_total SET live = live - 1; END",
+)
+_PINS_SCHEMA = (
     # key pins: one canonical-JSON record per provenance id
     "CREATE TABLE pins (provenance_id TEXT PRIMARY KEY, record TEXT NOT NULL) WITHOUT ROWID",
+)
+_SCHEMA = _REPLAY_SCHEMA + _PINS_SCHEMA
+"""The statements that make a state file of ``SCHEMA_VERSION``."""
+
+_FROM_VERSION_1 = (
+    # version 1 had no lease (every row accepted) and counted per identity: the replay tables are made
+    # again from _REPLAY_SCHEMA, their rows kept (accepted, each identity its own group); pins untouched
+    "CREATE TEMP TABLE replay_v1 AS SELECT identity, job_id, held_until, digest FROM replay",
+    "DROP TRIGGER replay_in",
+    "DROP TRIGGER replay_out",
+    "DROP TABLE replay",
+    "DROP TABLE replay_senders",
+    "DROP TABLE replay_total",
+    *_REPLAY_SCHEMA,
+    "INSERT INTO replay SELECT identity, job_id, held_until, digest, identity, NULL FROM temp.replay_v1",
+    "DROP TABLE temp.replay_v1",
 )
 
 T = TypeVar("T")
@@ -171,7 +193,7 @@ class SQLiteState:
         if version == SCHEMA_VERSION:
             check_schema(conn, _SCHEMA, self.path)
             return
-        if version != 0:
+        if version not in (0, 1):
             raise StateUnavailable(
                 f"`{self.path}` has schema version {version}; this ajpcore reads version {SCHEMA_VERSION}"
             )
@@ -183,6 +205,10 @@ class SQLiteState:
                 if tables:
                     raise StateUnavailable(f"`{self.path}` is a SQLite database, but not an ajpcore state file")
                 for statement in _SCHEMA:
+                    conn.execute(statement)
+                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            elif version == 1:
+                for statement in _FROM_VERSION_1:
                     conn.execute(statement)
                 conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             elif version != SCHEMA_VERSION:
@@ -281,3 +307,30 @@ class Commit(Exception):
 
     def __init__(self, error: BaseException) -> None:
         self.error = error
+
+
+class WorkerThread:
+    """The one worker thread an asyncio twin of a SQLite store runs the sync store's calls in.
+
+    One thread per store: SQLite has one writer at a time, so more threads
+    would only queue on its lock; and the calls run in the order they were
+    submitted, so a follow-up submitted after a cancelled call sees that call's
+    outcome (``AsyncSQLiteReplayGuard`` releases the pair of an admit whose
+    caller was cancelled while the admit ran).  The event loop never waits on
+    the file.
+    """
+
+    def __init__(self, name: str) -> None:
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
+
+    def submit(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> "Future[T]":
+        """Run ``fn(*args, **kwargs)`` in the thread after every call submitted before it."""
+        return self._executor.submit(fn, *args, **kwargs)
+
+    async def call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """``fn(*args, **kwargs)`` in the thread, awaited; cancelling the await does not stop a running call."""
+        return await asyncio.wrap_future(self.submit(fn, *args, **kwargs))
+
+    def close(self) -> None:
+        """Wait for the calls submitted, then stop the thread."""
+        self._executor.shutdown(wait=True)

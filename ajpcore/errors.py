@@ -72,6 +72,8 @@ def _answer(exc: BaseException, message: str) -> Tuple[int, Dict[str, Any]]:
     if isinstance(exc, StateUnavailable):
         reason = "the receiver cannot reach its replay or key-pin store; retry later"
         return 503, {"error": _TITLES[503], "code": exc.code, "reason": reason, "retry_after": exc.retry_after}
+    if isinstance(exc, JobInProgress):
+        return 503, {"error": _TITLES[503], "code": exc.code, "reason": str(exc), "retry_after": exc.retry_after}
     if isinstance(exc, AjpError) and exc.status in _TITLES:
         title = invalid if exc.status == 400 else _TITLES[exc.status]
         return exc.status, {"error": title, "code": exc.code, "reason": str(exc)}
@@ -334,8 +336,35 @@ class StateUnavailable(AjpError, OSError):
         return (type(self), (str(self), self.retry_after))
 
 
+class JobInProgress(AjpError):
+    """This (sender, job_id) is being taken by the receiver right now: retry after ``.retry_after`` seconds (HTTP 503).
+
+    A replay guard records an admitted offer as *pending* with a short lease
+    until the host confirms it has the job (then it is accepted: a retry is
+    ``ReplayedMessage``), or releases it (then a retry is admitted anew).  A
+    retry that arrives while the lease runs gets this answer: the receiver
+    cannot yet say "accepted" (the host may still fail) nor "admitted" (it may
+    still succeed).  503 with ``Retry-After``, not 409: 409 tells an AJP sender
+    its offer was taken and it must stop, which would lose the job when the
+    host fails; 503 is the status every HTTP client and retry policy already
+    retries, after ``Retry-After``, and 429 would blame the sender's rate.
+    ``.retry_after``: whole seconds until the lease runs out (at least 1).
+    """
+
+    status = 503
+    code = "IN_PROGRESS"
+
+    def __init__(self, reason: str = "this job is being taken; retry later", retry_after: int = 1) -> None:
+        self.retry_after = max(1, int(retry_after))
+        super().__init__(reason)
+
+    def __reduce__(self) -> Any:
+        return (type(self), (str(self), self.retry_after))
+
+
 __all__ += [
     "StateUnavailable",
+    "JobInProgress",
     "SchemaError",
     "TimestampError",
     "InvalidMessage",

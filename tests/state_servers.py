@@ -1,5 +1,8 @@
 """Real state servers for the state tests: redis-server processes of their own, or the CI server.
 
+Fixtures shared by the state suites: ``redis_url`` (one server per test module)
+and ``pins`` (every key pin store, for the one pin contract suite).
+
 ``redis_server(tmp)`` starts ``redis-server`` on a free 127.0.0.1 port in a
 temporary folder (``--save ''``, no persistence unless asked) and stops it
 afterwards; tests that stop, restart or reconfigure a server use their own.
@@ -11,13 +14,16 @@ fail instead.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -103,6 +109,147 @@ def redis_server(folder: Path, *extra: str):
         yield server
     finally:
         server.stop()
+
+
+PIN_BACKENDS = ["memory", "file", "sqlite", "redis", "async-sqlite", "async-redis"]
+"""Every key pin store: the ``pins`` fixture runs a test on each."""
+
+
+@pytest.fixture(scope="module")
+def redis_url(tmp_path_factory):
+    """The CI server (AJPCORE_TEST_REDIS_URL) or one of the test module's own."""
+    need_redis()
+    url = os.environ.get("AJPCORE_TEST_REDIS_URL")
+    if url:
+        yield url
+        return
+    with redis_server(tmp_path_factory.mktemp("redis")) as server:
+        yield server.url
+
+
+class Awaiting:
+    """An asyncio store (guard or pins) driven from a test: each method runs its coroutine on the facade's loop."""
+
+    def __init__(self, store, loop):
+        self.store, self.loop = store, loop
+
+    def __getattr__(self, name):
+        method = getattr(self.store, name)
+        return lambda *a, **k: self.loop.run_until_complete(method(*a, **k))
+
+
+@pytest.fixture(params=PIN_BACKENDS)
+def pins(request, tmp_path):
+    """A fresh, empty pin store of each backend (the asyncio ones behind ``Awaiting``): the pin contract suite."""
+    from ajpcore import provenance
+
+    backend = request.param
+    if backend == "memory":
+        yield provenance.MemoryKeyPins()
+        return
+    if backend == "file":
+        yield provenance.FileKeyPins(tmp_path / "pins.json")
+        return
+    if backend.endswith("sqlite"):
+        store = (provenance.SQLiteKeyPins if backend == "sqlite" else provenance.AsyncSQLiteKeyPins)(tmp_path / "p.db")
+        loop = asyncio.new_event_loop()
+        yield store if backend == "sqlite" else Awaiting(store, loop)
+        store.close()
+        loop.close()
+        return
+    url = request.getfixturevalue("redis_url")
+    prefix = f"p{uuid.uuid4().hex[:10]}:"
+    if backend == "redis":
+        import redis
+
+        yield provenance.RedisKeyPins(redis.Redis.from_url(url), prefix=prefix)
+        return
+    import redis.asyncio
+
+    loop = asyncio.new_event_loop()
+    store = provenance.AsyncRedisKeyPins(redis.asyncio.Redis.from_url(url), prefix=prefix)
+    yield Awaiting(store, loop)
+    loop.run_until_complete(store.client.aclose())
+    loop.close()
+
+
+@contextlib.contextmanager
+def replica_pair(folder: Path):
+    """``(primary, replica)``: two started ``RedisServer``s, the second replicating the first (link up)."""
+    primary = RedisServer(Path(folder) / "primary").start()
+    replica = None
+    try:
+        replica = RedisServer(Path(folder) / "replica", "--replicaof", "127.0.0.1", str(primary.port)).start()
+        client = replica.client()
+        deadline = time.monotonic() + 20
+        while client.info("replication").get("master_link_status") != "up":
+            assert time.monotonic() < deadline, "the replica did not connect to its primary within 20 s"
+            time.sleep(0.05)
+        client.close()
+        yield primary, replica
+    finally:
+        if replica is not None:
+            if replica.process is not None:
+                os.kill(replica.process.pid, signal.SIGCONT)  # never leave it stopped
+            replica.stop()
+        primary.stop()
+
+
+REDIS_CLI = shutil.which("redis-cli")
+
+
+class RedisCluster:
+    """Three cluster-enabled redis-servers on 127.0.0.1 made one 3-primary cluster (``redis-cli --cluster
+    create``, no replicas); ``nodes`` are the ``RedisServer``s, ``url`` names the first.  Full coverage
+    is not required, so with one primary stopped the others still serve their slots."""
+
+    def __init__(self, folder: Path) -> None:
+        self.nodes = [
+            RedisServer(Path(folder) / f"node{i}", "--cluster-enabled", "yes", "--cluster-config-file",
+                        "nodes.conf", "--cluster-node-timeout", "1000", "--cluster-port", str(free_port()),
+                        "--cluster-require-full-coverage", "no")
+            for i in range(3)
+        ]
+
+    @property
+    def url(self) -> str:
+        return self.nodes[0].url
+
+    def start(self) -> "RedisCluster":
+        assert REDIS_CLI is not None
+        for node in self.nodes:
+            node.start()
+        made = subprocess.run(
+            [REDIS_CLI, "--cluster", "create", *(f"127.0.0.1:{node.port}" for node in self.nodes),
+             "--cluster-replicas", "0", "--cluster-yes"],
+            capture_output=True, timeout=60,
+        )
+        if made.returncode:
+            raise RuntimeError(f"redis-cli --cluster create failed: {made.stdout[-500:]!r} {made.stderr[-500:]!r}")
+        deadline = time.monotonic() + 30
+        for node in self.nodes:
+            client = node.client()
+            while client.execute_command("CLUSTER INFO").get("cluster_state") != "ok":
+                assert time.monotonic() < deadline, "the cluster did not reach cluster_state:ok within 30 s"
+                time.sleep(0.05)
+            client.close()
+        return self
+
+    def stop(self) -> None:
+        for node in self.nodes:
+            if node.process is not None:
+                os.kill(node.process.pid, signal.SIGCONT)
+            node.stop()
+
+
+def need_cluster() -> None:
+    """Skip (fail under CI=true) without redis-server and redis-cli to build a cluster of our own."""
+    need_redis(own=True)
+    if REDIS_CLI is None:
+        why = "redis-cli is not on PATH (apt-get install redis-tools): no cluster can be created"
+        if IN_CI:
+            pytest.fail("CI=true, so the Redis Cluster tests must run: " + why)
+        pytest.skip(why)
 
 
 def child_env() -> dict:

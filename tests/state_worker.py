@@ -16,8 +16,11 @@ so the suite pays the interpreter start-up once.
 writes each outcome (``"pinned"``, ``"KEY_ROTATED"``, ``"rotated"``,
 ``"KEY_ROTATION_REFUSED"``) to ``OUT``.
 
-``admit-loop BACKEND SPEC``: admits job_0, job_1, ... forever, printing each
-id once its admit has returned; the test kills it with SIGKILL.
+``take-and-hang BACKEND SPEC JOBS JOB_ID``: a Receiver admits the offer of ``JOB_ID``, its
+``run`` prints ``taking`` and hangs (tests/test_state_exactly_once.py kills it with SIGKILL).
+
+``admit-loop BACKEND SPEC``: admits and confirms job_0, job_1, ... forever,
+printing each id once its confirm has returned; the test kills it with SIGKILL.
 """
 
 from __future__ import annotations
@@ -41,12 +44,26 @@ RECEIVER = "provenance:domain:receiver.example"  # the `to` of tests/test_state_
 NOW_US = timestamp_micros(NOW)
 
 
+def offer_bytes(job_id: str) -> bytes:
+    """One HMAC-signed offer of ``job_id`` to ``RECEIVER``, issued at 10:00:00 (2 minutes to live)."""
+    offer = ajp.new_offer(
+        sender={"type": "human", "id": "user_state"}, to=RECEIVER, task={"type": "summarize", "instruction": "once"},
+        now="2026-03-05T10:00:00Z", secret=SECRET, job_id=job_id,
+    )
+    return offer.to_json()
+
+
 def open_guard(backend: str, spec: str):
     """The guard a worker shares between its threads; every worker of a test opens the same store."""
     if backend in ("sqlite", "async-sqlite"):
         cls = ajp.SQLiteReplayGuard if backend == "sqlite" else ajp.AsyncSQLiteReplayGuard
         return cls(spec, max_per_identity=10_000, busy_timeout=30)
     url, _, prefix = spec.partition("|")  # redis: "URL|PREFIX"
+    if backend == "redis-cluster":
+        from redis.cluster import RedisCluster
+
+        client = RedisCluster.from_url(url, socket_timeout=5)
+        return ajp.RedisReplayGuard(client, prefix=prefix or "ajp:", max_per_identity=10_000)
     if backend == "redis":
         import redis
 
@@ -106,7 +123,8 @@ def race(offers: list, guard, backend: str, threads: int, go: str) -> dict:
                 offer = ajp.receive_offer(data, now=NOW, recipient=RECEIVER, secret=SECRET)  # the guard is awaited
                 try:
                     await guard.admit(identity, offer.job_id, expires_at_us=timestamp_micros(offer.expires_at),
-                                      now_us=NOW_US, digest=hashlib.sha256(signing_bytes(offer.to_dict())).digest())
+                                      now_us=NOW_US, digest=hashlib.sha256(signing_bytes(offer.to_dict())).digest(),
+                                      confirmed=True)
                 except ReplayedMessage:
                     replayed[0] += 1
                 except Exception as exc:  # noqa: BLE001
@@ -219,9 +237,33 @@ def admit_loop(backend: str, spec: str) -> None:
     i = 0
     while True:
         guard.admit(identity, f"job_{i}", expires_at_us=NOW_US + 10**9, now_us=NOW_US, digest=b"%d" % i)
+        guard.confirm(identity, f"job_{i}", now_us=NOW_US)
         sys.stdout.write(f"job_{i}\n")
         sys.stdout.flush()
         i += 1
+
+
+def take_and_hang(backend: str, spec: str, jobs: str, job_id: str) -> None:
+    """Admit ``job_id`` through a Receiver whose ``run`` starts taking the job, says ``taking`` and hangs
+    until the test kills it: admitted, never confirmed. On SQLite the job row and the confirm are in the
+    host's own open transaction on the state file (never committed); on Redis the job is not recorded yet."""
+    import sqlite3
+
+    guard = open_guard(backend, spec)
+
+    def run(received) -> None:
+        if backend == "sqlite":
+            conn = sqlite3.connect(jobs, isolation_level=None)
+            conn.execute("CREATE TABLE IF NOT EXISTS runs (job_id TEXT NOT NULL)")
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("INSERT INTO runs VALUES (?)", (received.job_id,))
+            guard.confirm(received.replay_identity, received.job_id, now_us=NOW_US, connection=conn)
+        sys.stdout.write("taking\n")
+        sys.stdout.flush()
+        time.sleep(600)
+
+    receiver = ajp.Receiver(recipient=RECEIVER, secret=SECRET, replay_guard=guard)
+    receiver.answer_offer(offer_bytes(job_id), now=NOW_US // 1_000_000, run=run)
 
 
 if __name__ == "__main__":
@@ -231,5 +273,7 @@ if __name__ == "__main__":
         pins_race(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), int(sys.argv[6]), sys.argv[7])
     elif sys.argv[1] == "admit-loop":
         admit_loop(sys.argv[2], sys.argv[3])
+    elif sys.argv[1] == "take-and-hang":
+        take_and_hang(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5])
     else:
         raise SystemExit(f"unknown mode {sys.argv[1]}")

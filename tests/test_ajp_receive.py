@@ -365,24 +365,24 @@ def test_replay_is_409_and_keyed_by_the_verifying_key(core):
 def test_replay_guard_forgets_only_after_expiry_plus_skew():
     guard = ajp.MemoryReplayGuard(max_entries=2, skew=300)  # one pair per sender (a sender may not fill it)
     second = 1_000_000
-    guard.admit("k", "job_a", expires_at_us=100 * second, now_us=0)
+    guard.admit("k", "job_a", expires_at_us=100 * second, now_us=0, confirmed=True)
     with pytest.raises(ReplayedMessage):
-        guard.admit("k", "job_a", expires_at_us=100 * second, now_us=399 * second)
-    guard.admit("k2", "job_b", expires_at_us=1000 * second, now_us=1 * second)
+        guard.admit("k", "job_a", expires_at_us=100 * second, now_us=399 * second, confirmed=True)
+    guard.admit("k2", "job_b", expires_at_us=1000 * second, now_us=1 * second, confirmed=True)
     with pytest.raises(Busy) as info:  # full of live entries: refuse, never forget
-        guard.admit("k3", "job_c", expires_at_us=1000 * second, now_us=200 * second)
+        guard.admit("k3", "job_c", expires_at_us=1000 * second, now_us=200 * second, confirmed=True)
     assert info.value.status == 429 and info.value.retry_after == 200  # job_a is held until 400 s
     status, body = ajp.error_response(info.value)
     assert status == 429 and body.retry_after == 200
-    guard.admit("k3", "job_c", expires_at_us=1000 * second, now_us=400 * second)  # job_a evicted
+    guard.admit("k3", "job_c", expires_at_us=1000 * second, now_us=400 * second, confirmed=True)  # job_a evicted
     assert len(guard) == 2
-    guard.admit("k", "job_a", expires_at_us=2000 * second, now_us=1400 * second)  # job_b evicted, a re-admitted
+    guard.admit("k", "job_a", expires_at_us=2000 * second, now_us=1400 * second, confirmed=True)  # job_b evicted, a re-admitted
 
 
 def test_replay_guard_memory_stays_bounded_when_ids_come_back():
     guard = ajp.MemoryReplayGuard(max_entries=3, skew=0)
     for i in range(1000):  # the same id, re-offered after each window closed
-        guard.admit("k", "job_same", expires_at_us=i * 10 + 5, now_us=i * 10)
+        guard.admit("k", "job_same", expires_at_us=i * 10 + 5, now_us=i * 10, confirmed=True)
     assert len(guard) == 1 and len(guard._heap) <= 6
 
 
@@ -390,24 +390,24 @@ def test_replay_guard_quota_isolates_a_flooding_sender():
     second = 1_000_000
     guard = ajp.MemoryReplayGuard(max_entries=100, max_per_identity=10, skew=0)
     for i in range(10):
-        guard.admit("flood", f"job_flood_{i}", expires_at_us=(500 + i) * second, now_us=0)
+        guard.admit("flood", f"job_flood_{i}", expires_at_us=(500 + i) * second, now_us=0, confirmed=True)
     with pytest.raises(Busy) as info:
-        guard.admit("flood", "job_flood_10", expires_at_us=900 * second, now_us=100 * second)
+        guard.admit("flood", "job_flood_10", expires_at_us=900 * second, now_us=100 * second, confirmed=True)
     assert info.value.status == 429 and info.value.retry_after == 400  # its first pair is held until 500 s
     assert ajp.error_response(info.value)[0] == 429
     with pytest.raises(Busy) as info:  # asked again: the same answer, counted down
-        guard.admit("flood", "job_flood_11", expires_at_us=900 * second, now_us=250 * second)
+        guard.admit("flood", "job_flood_11", expires_at_us=900 * second, now_us=250 * second, confirmed=True)
     assert info.value.retry_after == 250
     for i in range(90):  # every other sender is unaffected, up to the table's size
-        guard.admit(f"calm_{i % 9}", f"job_calm_{i}", expires_at_us=900 * second, now_us=300 * second)
+        guard.admit(f"calm_{i % 9}", f"job_calm_{i}", expires_at_us=900 * second, now_us=300 * second, confirmed=True)
     assert len(guard) == 100
     with pytest.raises(ReplayedMessage):  # a replay is still a replay, quota or not
-        guard.admit("flood", "job_flood_3", expires_at_us=900 * second, now_us=300 * second)
+        guard.admit("flood", "job_flood_3", expires_at_us=900 * second, now_us=300 * second, confirmed=True)
     with pytest.raises(Busy):  # the table itself is full of live pairs: refused, never forgotten
-        guard.admit("calm_9", "job_calm_x", expires_at_us=900 * second, now_us=300 * second)
-    guard.admit("flood", "job_flood_10", expires_at_us=900 * second, now_us=500 * second)  # its first pair expired
+        guard.admit("calm_9", "job_calm_x", expires_at_us=900 * second, now_us=300 * second, confirmed=True)
+    guard.admit("flood", "job_flood_10", expires_at_us=900 * second, now_us=500 * second, confirmed=True)  # its first pair expired
     with pytest.raises(Busy):
-        guard.admit("flood", "job_flood_12", expires_at_us=900 * second, now_us=500 * second)
+        guard.admit("flood", "job_flood_12", expires_at_us=900 * second, now_us=500 * second, confirmed=True)
 
 
 def test_replay_guard_quota_end_to_end(core):
@@ -523,7 +523,7 @@ def test_receive_admits_with_the_expiry_the_rules_read():
     from ajpcore.timestamps import instant_micros, timestamp_micros
 
     class Recording:
-        def admit(self, identity, job_id, *, expires_at_us, now_us, digest=None):
+        def admit(self, identity, job_id, *, expires_at_us, now_us, digest=None, **options):
             self.seen = (identity, job_id, expires_at_us, now_us, digest)
 
     guard = Recording()

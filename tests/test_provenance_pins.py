@@ -1,5 +1,6 @@
-"""Key pins: first use, rotation only by a notice signed by the pinned key, chains, and a pin
-file that survives a crash mid-write."""
+"""Key pins: first use, rotation only by a notice signed by the pinned key, chains (the pin contract,
+on every store: memory, file, SQLite, Redis and the asyncio twins), and a pin file that survives a
+crash mid-write."""
 
 from __future__ import annotations
 
@@ -21,8 +22,9 @@ from ajpcore import (
     SenderIdentityError,
     ValidationError,
 )
-from ajpcore.provenance import FileKeyPins, KeyPins, MemoryKeyPins, sign_notice
+from ajpcore.provenance import FileKeyPins, sign_notice
 from conftest import run_python
+from state_servers import pins, redis_url  # noqa: F401 (fixtures: the pin contract runs on every store)
 
 PID = "provenance:domain:agent.example.com"
 A, B, C = (Ed25519PrivateKey.from_seed(bytes([i]) * 32) for i in (1, 2, 3))
@@ -45,19 +47,15 @@ def rotation(old: Ed25519PrivateKey, new: Ed25519PrivateKey, *, pid: str = PID, 
     )
 
 
-@pytest.fixture(params=["memory", "file"])
-def pins(request, tmp_path):
-    return MemoryKeyPins() if request.param == "memory" else FileKeyPins(tmp_path / "pins.json")
-
-
 def fp(key: Ed25519PrivateKey) -> str:
     return key.public_key.fingerprint
 
 
-def test_both_stores_are_key_pins(pins):
-    assert isinstance(pins, (MemoryKeyPins, FileKeyPins))
-    store: KeyPins = pins  # the Protocol is what verify_sender takes
-    assert store.pinned(PID) is None
+def test_every_store_is_key_pins(pins):
+    inner = getattr(pins, "store", pins)  # an asyncio store behind the test's facade
+    for method in ("check", "accept_rotation", "pinned", "history"):
+        assert callable(getattr(inner, method))
+    assert pins.pinned(PID) is None and pins.history(PID) == ()
 
 
 def test_first_use_pins_then_same_key_passes_then_other_key_raises(pins):

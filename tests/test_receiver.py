@@ -427,9 +427,9 @@ class AsyncGuard:
     def __init__(self):
         self.inner = ajp.MemoryReplayGuard()
 
-    async def admit(self, identity, job_id, *, expires_at_us, now_us, digest=None):
+    async def admit(self, identity, job_id, *, expires_at_us, now_us, digest=None, **options):
         await asyncio.sleep(0)
-        self.inner.admit(identity, job_id, expires_at_us=expires_at_us, now_us=now_us, digest=digest)
+        self.inner.admit(identity, job_id, expires_at_us=expires_at_us, now_us=now_us, digest=digest, **options)
 
 
 class BlockingPins(MemoryKeyPins):

@@ -51,7 +51,6 @@ PLANTED = {
     "trigger": "CREATE TRIGGER forget AFTER INSERT ON replay BEGIN DELETE FROM replay WHERE job_id = NEW.job_id; END",
     "index": "CREATE INDEX replay_by_digest ON replay (digest)",
     "view": "CREATE VIEW everything AS SELECT * FROM replay",
-    "table": "CREATE TABLE notes (x)",
 }
 
 
@@ -225,3 +224,18 @@ def test_local_types_are_an_allow_list():
     for local in ("ext4", "xfs", "btrfs", "zfs", "tmpfs", "overlay", "f2fs", "apfs"):
         assert local in LOCAL_FILESYSTEMS
 
+
+
+def test_the_hosts_own_tables_may_share_the_file(tmp_path):
+    """The documented exactly-once pattern keeps the host's job table in the state file (its row and the
+    confirm commit together): a host table and its index are accepted, a trigger on it is not."""
+    path = tmp_path / "state.db"
+    ajp.SQLiteReplayGuard(path).close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE jobs (job_id TEXT PRIMARY KEY, body BLOB)")
+        conn.execute("CREATE INDEX jobs_body ON jobs (body)")
+    ajp.SQLiteReplayGuard(path).close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TRIGGER jobs_in AFTER INSERT ON jobs BEGIN DELETE FROM replay; END")
+    with pytest.raises(StateUnavailable, match="trigger `jobs_in`"):
+        ajp.SQLiteReplayGuard(path)

@@ -28,7 +28,7 @@ import pytest
 
 import ajpcore
 from ajpcore import Busy, InvalidMessage, ReplayedMessage, StateUnavailable, ajp, sign
-from state_servers import IN_CI, RedisServer, child_env, need_redis, redis_server
+from state_servers import IN_CI, Awaiting, RedisServer, child_env, need_redis, redis_server, redis_url  # noqa: F401 (fixture)
 from state_worker import NOW, NOW_US, SECRET
 
 HERE = Path(__file__).resolve().parent
@@ -36,28 +36,6 @@ WORKER = str(HERE / "state_worker.py")
 S = 1_000_000  # one second in µs
 BACKENDS = ["memory", "sqlite", "async-sqlite", "redis", "async-redis"]
 SHARED = ["sqlite", "async-sqlite", "redis", "async-redis"]  # shared between processes
-
-
-@pytest.fixture(scope="module")
-def redis_url(tmp_path_factory):
-    """The CI server (AJPCORE_TEST_REDIS_URL) or one of this module's own."""
-    need_redis()
-    url = os.environ.get("AJPCORE_TEST_REDIS_URL")
-    if url:
-        yield url
-        return
-    with redis_server(tmp_path_factory.mktemp("redis")) as server:
-        yield server.url
-
-
-class SyncFacade:
-    """An asyncio guard driven from a test: ``admit`` runs the coroutine on the facade's own loop."""
-
-    def __init__(self, guard, loop):
-        self.guard, self.loop = guard, loop
-
-    def admit(self, *args, **kwargs):
-        return self.loop.run_until_complete(self.guard.admit(*args, **kwargs))
 
 
 @pytest.fixture
@@ -88,7 +66,7 @@ def make_guard(request, tmp_path):
 
                 guard = ajp.AsyncRedisReplayGuard(redis.asyncio.Redis.from_url(url), prefix=prefix, **options)
         made.append(guard)
-        return SyncFacade(guard, loop) if loop is not None else guard
+        return Awaiting(guard, loop) if loop is not None else guard
 
     make.backend = backend
     yield make
@@ -111,7 +89,7 @@ def each(names):
 @each(BACKENDS)
 def test_blocking_attribute_tells_an_async_receiver_what_to_do(make_guard):
     guard = make_guard()
-    inner = getattr(guard, "guard", guard)
+    inner = getattr(guard, "store", guard)
     expected = make_guard.backend in ("sqlite", "redis")
     assert type(inner).blocking is expected
     assert asyncio.iscoroutinefunction(type(inner).admit) is make_guard.backend.startswith("async-")
@@ -120,24 +98,24 @@ def test_blocking_attribute_tells_an_async_receiver_what_to_do(make_guard):
 @each(BACKENDS)
 def test_one_acceptance_until_expiry_plus_skew_then_again(make_guard):
     guard = make_guard(skew=300)
-    guard.admit("k", "job_a", expires_at_us=100 * S, now_us=0, digest=b"d" * 32)
+    guard.admit("k", "job_a", expires_at_us=100 * S, now_us=0, digest=b"d" * 32, confirmed=True)
     for now in (0, 100 * S, 399 * S):
         with pytest.raises(ReplayedMessage) as info:
-            guard.admit("k", "job_a", expires_at_us=100 * S, now_us=now, digest=b"d" * 32)
+            guard.admit("k", "job_a", expires_at_us=100 * S, now_us=now, digest=b"d" * 32, confirmed=True)
         assert info.value.status == 409 and info.value.same_body is True
-    guard.admit("k", "job_a", expires_at_us=1000 * S, now_us=400 * S)  # held until 400 s: free again
-    guard.admit("k2", "job_a", expires_at_us=1000 * S, now_us=400 * S)  # another sender, another job
+    guard.admit("k", "job_a", expires_at_us=1000 * S, now_us=400 * S, confirmed=True)  # held until 400 s: free again
+    guard.admit("k2", "job_a", expires_at_us=1000 * S, now_us=400 * S, confirmed=True)  # another sender, another job
 
 
 @each(BACKENDS)
 def test_same_body_tells_a_retry_from_another_body(make_guard):
     guard = make_guard()
-    guard.admit("k", "job_a", expires_at_us=100 * S, now_us=0, digest=b"a" * 32)
-    guard.admit("k", "job_b", expires_at_us=100 * S, now_us=0)  # no digest stored
+    guard.admit("k", "job_a", expires_at_us=100 * S, now_us=0, digest=b"a" * 32, confirmed=True)
+    guard.admit("k", "job_b", expires_at_us=100 * S, now_us=0, confirmed=True)  # no digest stored
     cases = [("job_a", b"a" * 32, True), ("job_a", b"b" * 32, False), ("job_a", None, False), ("job_b", b"a" * 32, False)]
     for job, digest, same in cases:
         with pytest.raises(ReplayedMessage) as info:
-            guard.admit("k", job, expires_at_us=100 * S, now_us=1, digest=digest)
+            guard.admit("k", job, expires_at_us=100 * S, now_us=1, digest=digest, confirmed=True)
         assert info.value.same_body is same, (job, digest)
 
 
@@ -145,45 +123,45 @@ def test_same_body_tells_a_retry_from_another_body(make_guard):
 def test_quota_refuses_the_flooding_sender_only_and_counts_down(make_guard):
     guard = make_guard(max_entries=100, max_per_identity={"flood": 10}, skew=0)
     for i in range(10):
-        guard.admit("flood", f"job_flood_{i}", expires_at_us=(500 + i) * S, now_us=0)
+        guard.admit("flood", f"job_flood_{i}", expires_at_us=(500 + i) * S, now_us=0, confirmed=True)
     with pytest.raises(Busy) as info:
-        guard.admit("flood", "job_flood_10", expires_at_us=900 * S, now_us=100 * S)
+        guard.admit("flood", "job_flood_10", expires_at_us=900 * S, now_us=100 * S, confirmed=True)
     assert info.value.status == 429 and info.value.retry_after == 400  # its first pair is held until 500 s
     with pytest.raises(Busy) as info:
-        guard.admit("flood", "job_flood_11", expires_at_us=900 * S, now_us=250 * S)
+        guard.admit("flood", "job_flood_11", expires_at_us=900 * S, now_us=250 * S, confirmed=True)
     assert info.value.retry_after == 250
     for i in range(20):  # the others are unaffected
-        guard.admit(f"calm_{i % 4}", f"job_calm_{i}", expires_at_us=900 * S, now_us=300 * S)
+        guard.admit(f"calm_{i % 4}", f"job_calm_{i}", expires_at_us=900 * S, now_us=300 * S, confirmed=True)
     with pytest.raises(ReplayedMessage):  # a replay is still a replay, quota or not
-        guard.admit("flood", "job_flood_3", expires_at_us=900 * S, now_us=300 * S)
-    guard.admit("flood", "job_flood_10", expires_at_us=900 * S, now_us=500 * S)  # its first pair expired
+        guard.admit("flood", "job_flood_3", expires_at_us=900 * S, now_us=300 * S, confirmed=True)
+    guard.admit("flood", "job_flood_10", expires_at_us=900 * S, now_us=500 * S, confirmed=True)  # its first pair expired
     with pytest.raises(Busy):
-        guard.admit("flood", "job_flood_12", expires_at_us=900 * S, now_us=500 * S)
+        guard.admit("flood", "job_flood_12", expires_at_us=900 * S, now_us=500 * S, confirmed=True)
 
 
 @each(BACKENDS)
 def test_quota_by_callable(make_guard):
     guard = make_guard(max_entries=100, max_per_identity=lambda identity: 2 if identity == "small" else None, skew=0)
-    guard.admit("small", "job_1", expires_at_us=10 * S, now_us=0)
-    guard.admit("small", "job_2", expires_at_us=10 * S, now_us=0)
+    guard.admit("small", "job_1", expires_at_us=10 * S, now_us=0, confirmed=True)
+    guard.admit("small", "job_2", expires_at_us=10 * S, now_us=0, confirmed=True)
     with pytest.raises(Busy):
-        guard.admit("small", "job_3", expires_at_us=10 * S, now_us=0)
+        guard.admit("small", "job_3", expires_at_us=10 * S, now_us=0, confirmed=True)
     for i in range(3):
-        guard.admit("big", f"job_{i}", expires_at_us=10 * S, now_us=0)
+        guard.admit("big", f"job_{i}", expires_at_us=10 * S, now_us=0, confirmed=True)
 
 
 @each(["memory", "sqlite", "async-sqlite"])
 def test_full_table_is_refused_never_forgotten(make_guard):
     guard = make_guard(max_entries=4, skew=0)  # default quota: 4 // 4 = 1 per sender
     for i in range(4):
-        guard.admit(f"k{i}", "job_a", expires_at_us=(100 + i) * S, now_us=0)
+        guard.admit(f"k{i}", "job_a", expires_at_us=(100 + i) * S, now_us=0, confirmed=True)
     with pytest.raises(Busy) as info:
-        guard.admit("k9", "job_a", expires_at_us=500 * S, now_us=50 * S)
+        guard.admit("k9", "job_a", expires_at_us=500 * S, now_us=50 * S, confirmed=True)
     assert info.value.retry_after == 50
     for i in range(4):
         with pytest.raises(ReplayedMessage):
-            guard.admit(f"k{i}", "job_a", expires_at_us=500 * S, now_us=60 * S)
-    guard.admit("k9", "job_a", expires_at_us=500 * S, now_us=100 * S)  # k0's pair expired: room again
+            guard.admit(f"k{i}", "job_a", expires_at_us=500 * S, now_us=60 * S, confirmed=True)
+    guard.admit("k9", "job_a", expires_at_us=500 * S, now_us=100 * S, confirmed=True)  # k0's pair expired: room again
 
 
 @each(BACKENDS)
@@ -196,27 +174,132 @@ def test_a_quota_that_lets_one_sender_fill_the_table_is_refused(make_guard):
     guard = make_guard(max_entries=10, max_per_identity=lambda identity: 10)
     with pytest.raises(ValueError, match="fill the whole table"):  # a callable's answer is checked when used
         for job in ("job_a", "job_b"):
-            guard.admit("k", job, expires_at_us=10 * S, now_us=0)
+            guard.admit("k", job, expires_at_us=10 * S, now_us=0, confirmed=True)
 
 
 @each(BACKENDS)
 def test_sizes_are_bounded(make_guard):
     guard = make_guard()
-    guard.admit("k", "j" * ajp.MAX_JOB_ID_LENGTH, expires_at_us=10 * S, now_us=0)
+    guard.admit("k", "j" * ajp.MAX_JOB_ID_LENGTH, expires_at_us=10 * S, now_us=0, confirmed=True)
     with pytest.raises(InvalidMessage, match="256"):
-        guard.admit("k", "j" * (ajp.MAX_JOB_ID_LENGTH + 1), expires_at_us=10 * S, now_us=0)
+        guard.admit("k", "j" * (ajp.MAX_JOB_ID_LENGTH + 1), expires_at_us=10 * S, now_us=0, confirmed=True)
     with pytest.raises(ValueError, match="identity"):
-        guard.admit("k" * 257, "job_ok", expires_at_us=10 * S, now_us=0)
+        guard.admit("k" * 257, "job_ok", expires_at_us=10 * S, now_us=0, confirmed=True)
     with pytest.raises(TypeError):
-        guard.admit("k", 5, expires_at_us=10 * S, now_us=0)
+        guard.admit("k", 5, expires_at_us=10 * S, now_us=0, confirmed=True)
     with pytest.raises(TypeError):
-        guard.admit("k", "job_ok", expires_at_us=10 * S, now_us=0, digest="not bytes")
+        guard.admit("k", "job_ok", expires_at_us=10 * S, now_us=0, digest="not bytes", confirmed=True)
     with pytest.raises(TypeError):
-        guard.admit("k", "job_ok", expires_at_us=10 * S, now_us=0, digest=b"x" * 65)
-    guard.admit("k", "job_ok", expires_at_us=10 * S, now_us=0, digest=b"x" * 64)
-    guard.admit("{odd}identity}", "job_ok", expires_at_us=10 * S, now_us=0)  # braces cannot move a hash tag
+        guard.admit("k", "job_ok", expires_at_us=10 * S, now_us=0, digest=b"x" * 65, confirmed=True)
+    guard.admit("k", "job_ok", expires_at_us=10 * S, now_us=0, digest=b"x" * 64, confirmed=True)
+    guard.admit("{odd}identity}", "job_ok", expires_at_us=10 * S, now_us=0, confirmed=True)  # braces cannot move a hash tag
     with pytest.raises(ReplayedMessage):
-        guard.admit("{odd}identity}", "job_ok", expires_at_us=10 * S, now_us=0)
+        guard.admit("{odd}identity}", "job_ok", expires_at_us=10 * S, now_us=0, confirmed=True)
+
+
+# -- the lease: pending until confirmed, released, or run out ------------------------------------------
+
+
+@each(BACKENDS)
+def test_a_pending_pair_is_in_progress_until_confirmed_then_a_replay(make_guard):
+    guard = make_guard(lease=5, skew=300)
+    guard.admit("k", "job_a", expires_at_us=100 * S, now_us=0, digest=b"d" * 32)
+    with pytest.raises(ajpcore.JobInProgress) as info:
+        guard.admit("k", "job_a", expires_at_us=100 * S, now_us=2 * S, digest=b"d" * 32)
+    assert info.value.status == 503 and info.value.code == "IN_PROGRESS" and info.value.retry_after == 3
+    status, body = ajp.error_response(info.value)
+    assert status == 503 and body.retry_after == 3 and body.code == "IN_PROGRESS"
+    assert guard.confirm("k", "job_a", now_us=2 * S) is True
+    assert guard.confirm("k", "job_a", now_us=2 * S) is True  # idempotent
+    for now in (2 * S, 6 * S, 399 * S):  # accepted until expires_at + skew, past the lease
+        with pytest.raises(ReplayedMessage) as replay:
+            guard.admit("k", "job_a", expires_at_us=100 * S, now_us=now, digest=b"d" * 32)
+        assert replay.value.same_body is True
+    assert guard.release("k", "job_a", now_us=7 * S) is False  # an accepted pair is never released
+    with pytest.raises(ReplayedMessage):
+        guard.admit("k", "job_a", expires_at_us=100 * S, now_us=8 * S)
+    assert guard.confirm("k", "job_never", now_us=0) is False
+
+
+@each(BACKENDS)
+def test_a_released_pair_is_admitted_again_at_once(make_guard):
+    guard = make_guard(lease=5)
+    guard.admit("k", "job_a", expires_at_us=100 * S, now_us=0)
+    assert guard.release("k", "job_a", now_us=1 * S) is True
+    assert guard.release("k", "job_a", now_us=1 * S) is False
+    guard.admit("k", "job_a", expires_at_us=100 * S, now_us=1 * S)  # the host did not take it: admitted anew
+    guard.confirm("k", "job_a", now_us=1 * S)
+    with pytest.raises(ReplayedMessage):
+        guard.admit("k", "job_a", expires_at_us=100 * S, now_us=2 * S)
+
+
+@each(BACKENDS)
+def test_a_lease_that_ran_out_is_admitted_again_and_never_outlives_the_offer(make_guard):
+    guard = make_guard(lease=5, skew=0)
+    guard.admit("k", "job_a", expires_at_us=100 * S, now_us=0)
+    with pytest.raises(ajpcore.JobInProgress):
+        guard.admit("k", "job_a", expires_at_us=100 * S, now_us=5 * S - 1)
+    guard.admit("k", "job_a", expires_at_us=100 * S, now_us=5 * S)  # the host died: its lease ran out
+    with pytest.raises(ajpcore.JobInProgress) as info:
+        guard.admit("k", "job_a", expires_at_us=100 * S, now_us=6 * S)
+    assert info.value.retry_after == 4
+    guard.admit("k", "job_short", expires_at_us=2 * S, now_us=0)  # lease capped by the offer's own expiry
+    with pytest.raises(ajpcore.JobInProgress) as info:
+        guard.admit("k", "job_short", expires_at_us=2 * S, now_us=1 * S)
+    assert info.value.retry_after == 1
+    guard.admit("k", "job_short", expires_at_us=9 * S, now_us=2 * S)
+
+
+@each(BACKENDS)
+def test_a_confirm_after_the_lease_ran_out_still_accepts(make_guard):
+    guard = make_guard(lease=1, skew=0)
+    guard.admit("k", "job_a", expires_at_us=100 * S, now_us=0)
+    assert guard.confirm("k", "job_a", now_us=3 * S) is True  # the host has the job: it is accepted
+    with pytest.raises(ReplayedMessage):
+        guard.admit("k", "job_a", expires_at_us=100 * S, now_us=4 * S)
+
+
+@each(BACKENDS)
+def test_lease_is_checked(make_guard):
+    for bad in (0, -1, True, "5", 10**6):
+        with pytest.raises(ValueError, match="lease"):
+            make_guard(lease=bad)
+
+
+# -- quota groups: identities under one declaration host share one quota ------------------------------
+
+
+@each(BACKENDS)
+def test_a_hundred_identities_under_one_host_cannot_make_another_host_busy(make_guard):
+    guard = make_guard(max_entries=1000, max_per_identity=None if make_guard.backend in ("memory", "sqlite", "async-sqlite") else 250)
+    quota = 250  # 1000 // DEFAULT_QUOTA_SHARE on the table guards; the same, given, on Redis
+    refused = 0
+    for i in range(100):  # each self-made key sends offers until refused
+        for j in range(30):
+            try:
+                guard.admit(f"ed25519:evil{i:03d}", f"job_{j}", expires_at_us=86_400 * S, now_us=0,
+                            host="evil.example", confirmed=True)
+            except Busy as exc:
+                refused += 1
+                assert exc.retry_after == 86_400 + 300
+    assert refused == 100 * 30 - quota  # the host's identities together held its one quota
+    for i in range(5):  # another host's identities are served, first use or not
+        for j in range(10):
+            guard.admit(f"ed25519:honest{i}", f"job_{j}", expires_at_us=86_400 * S, now_us=0, host="honest.example",
+                        first_use=(j == 0), confirmed=True)
+    guard.admit("sha256:human", "job_0", expires_at_us=86_400 * S, now_us=0, confirmed=True)  # no host: its own group
+
+
+@each(BACKENDS)
+def test_a_first_use_gets_a_smaller_share_of_its_group(make_guard):
+    guard = make_guard(max_entries=1000, max_per_identity=200)
+    for j in range(50):  # 200 // NEW_IDENTITY_SHARE
+        guard.admit(f"ed25519:new{j}", "job_0", expires_at_us=100 * S, now_us=0, host="new.example", first_use=True)
+    with pytest.raises(Busy):
+        guard.admit("ed25519:new50", "job_0", expires_at_us=100 * S, now_us=0, host="new.example", first_use=True)
+    guard.admit("ed25519:new0", "job_1", expires_at_us=100 * S, now_us=0, host="new.example")  # pinned: full share
+    with pytest.raises(ValueError, match="host"):
+        guard.admit("k", "job_0", expires_at_us=100 * S, now_us=0, host="h" * 254)
 
 
 # -- exactly once under threads and processes -------------------------------------------------------
@@ -363,7 +446,7 @@ def test_kill_9_in_an_admit_loop_loses_no_accepted_id(make_guard, tmp_path, requ
     identity = ajp.replay_identity(secret=SECRET)
     for job in admitted:  # every id admitted before the kill is a replay now
         with pytest.raises(ReplayedMessage):
-            guard.admit(identity, job, expires_at_us=NOW_US + 10**9, now_us=NOW_US)
+            guard.admit(identity, job, expires_at_us=NOW_US + 10**9, now_us=NOW_US, confirmed=True)
     if backend == "sqlite":
         guard.close()
         with sqlite3.connect(spec) as conn:
@@ -374,22 +457,22 @@ def test_kill_9_in_an_admit_loop_loses_no_accepted_id(make_guard, tmp_path, requ
 def test_sqlite_guard_opened_before_fork_works_in_the_child(tmp_path):
     """A guard built before the workers fork (gunicorn --preload) opens its own connection in each child."""
     guard = ajp.SQLiteReplayGuard(tmp_path / "forked.db")
-    guard.admit("k", "job_parent", expires_at_us=100 * S, now_us=0)
+    guard.admit("k", "job_parent", expires_at_us=100 * S, now_us=0, confirmed=True)
     pid = os.fork()
     if pid == 0:  # the child: exit status 0 only if it saw the parent's pair and admitted its own
         code = 1
         try:
             try:
-                guard.admit("k", "job_parent", expires_at_us=100 * S, now_us=0)
+                guard.admit("k", "job_parent", expires_at_us=100 * S, now_us=0, confirmed=True)
             except ReplayedMessage:
-                guard.admit("k", "job_child", expires_at_us=100 * S, now_us=0)
+                guard.admit("k", "job_child", expires_at_us=100 * S, now_us=0, confirmed=True)
                 code = 0
         finally:
             os._exit(code)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
     with pytest.raises(ReplayedMessage):
-        guard.admit("k", "job_child", expires_at_us=100 * S, now_us=0)
+        guard.admit("k", "job_child", expires_at_us=100 * S, now_us=0, confirmed=True)
 
 
 # -- SQLite: locks, corruption, permissions, schema -----------------------------------------------------
@@ -406,13 +489,13 @@ time.sleep(float(sys.argv[2]))
 def test_sqlite_locked_past_the_busy_timeout_is_503_never_an_acceptance(tmp_path):
     path = tmp_path / "locked.db"
     guard = ajp.SQLiteReplayGuard(path, busy_timeout=0.3)
-    guard.admit("k", "job_before", expires_at_us=100 * S, now_us=0)
+    guard.admit("k", "job_before", expires_at_us=100 * S, now_us=0, confirmed=True)
     locker = subprocess.Popen([sys.executable, "-c", LOCKER, str(path), "30"], stdout=subprocess.PIPE)
     try:
         assert locker.stdout.readline().strip() == b"locked"
         started = time.monotonic()
         with pytest.raises(StateUnavailable) as info:
-            guard.admit("k", "job_during", expires_at_us=100 * S, now_us=0)
+            guard.admit("k", "job_during", expires_at_us=100 * S, now_us=0, confirmed=True)
         assert 0.3 <= time.monotonic() - started < 5
         assert info.value.status == 503 and info.value.code == "STATE_UNAVAILABLE" and info.value.retry_after >= 1
         status, body = ajp.error_response(info.value)
@@ -421,7 +504,7 @@ def test_sqlite_locked_past_the_busy_timeout_is_503_never_an_acceptance(tmp_path
         locker.kill()
         locker.wait()
         locker.stdout.close()
-    guard.admit("k", "job_during", expires_at_us=100 * S, now_us=0)  # not admitted before: admitted now
+    guard.admit("k", "job_during", expires_at_us=100 * S, now_us=0, confirmed=True)  # not admitted before: admitted now
 
 
 def test_sqlite_corrupt_file_is_a_typed_error(tmp_path):
@@ -431,7 +514,7 @@ def test_sqlite_corrupt_file_is_a_typed_error(tmp_path):
         ajp.SQLiteReplayGuard(path)
     good = tmp_path / "good.db"
     guard = ajp.SQLiteReplayGuard(good)
-    guard.admit("k", "job_a", expires_at_us=100 * S, now_us=0)
+    guard.admit("k", "job_a", expires_at_us=100 * S, now_us=0, confirmed=True)
     guard.close()
     for name in ("good.db-wal", "good.db-shm"):
         if (tmp_path / name).exists():
@@ -441,7 +524,85 @@ def test_sqlite_corrupt_file_is_a_typed_error(tmp_path):
     good.write_bytes(bytes(data))
     with pytest.raises(StateUnavailable):
         again = ajp.SQLiteReplayGuard(good)
-        again.admit("k", "job_b", expires_at_us=100 * S, now_us=0)
+        again.admit("k", "job_b", expires_at_us=100 * S, now_us=0, confirmed=True)
+
+
+SCHEMA_V1 = (  # the state file of ajpcore before issue 30 (no lease, quotas per identity)
+    "CREATE TABLE replay (identity TEXT NOT NULL, job_id TEXT NOT NULL, held_until INTEGER NOT NULL,"
+    " digest BLOB, PRIMARY KEY (identity, job_id)) WITHOUT ROWID",
+    "CREATE INDEX replay_expiry ON replay (held_until)",
+    "CREATE TABLE replay_senders (identity TEXT PRIMARY KEY, live INTEGER NOT NULL) WITHOUT ROWID",
+    "CREATE TABLE replay_total (id INTEGER PRIMARY KEY CHECK (id = 0), live INTEGER NOT NULL)",
+    "INSERT INTO replay_total VALUES (0, 0)",
+    "CREATE TRIGGER replay_in AFTER INSERT ON replay BEGIN"
+    " INSERT INTO replay_senders VALUES (NEW.identity, 1) ON CONFLICT (identity) DO UPDATE SET live = live + 1;"
+    " UPDATE replay_total SET live = live + 1; END",
+    "CREATE TRIGGER replay_out AFTER DELETE ON replay BEGIN"
+    " UPDATE replay_senders SET live = live - 1 WHERE identity = OLD.identity;"
+    " DELETE FROM replay_senders WHERE identity = OLD.identity AND live <= 0;"
+    " UPDATE replay_total SET live = live - 1; END",
+    "CREATE TABLE pins (provenance_id TEXT PRIMARY KEY, record TEXT NOT NULL) WITHOUT ROWID",
+)
+
+
+def test_sqlite_version_1_file_is_upgraded_keeping_its_pairs_and_pins(tmp_path):
+    from ajpcore import _state_sqlite
+
+    path = tmp_path / "v1.db"
+    with sqlite3.connect(path) as conn:
+        for statement in SCHEMA_V1:
+            conn.execute(statement)
+        conn.execute("INSERT INTO replay VALUES ('k', 'job_old', ?, ?)", (100 * S, b"d" * 32))
+        conn.execute("INSERT INTO pins VALUES ('provenance:domain:a.example', '{}')")
+        conn.execute("PRAGMA user_version = 1")
+    guard = ajp.SQLiteReplayGuard(path)
+    with pytest.raises(ReplayedMessage) as info:  # accepted before: still accepted, not pending
+        guard.admit("k", "job_old", expires_at_us=100 * S, now_us=0, digest=b"d" * 32)
+    assert info.value.same_body is True
+    guard.admit("k", "job_new", expires_at_us=100 * S, now_us=0)
+    assert len(guard) == 2
+    guard.close()
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert conn.execute("SELECT count(*) FROM pins").fetchone()[0] == 1
+        stored = sorted(row[0] for row in conn.execute("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL"))
+        fresh = tmp_path / "fresh.db"
+        ajp.SQLiteReplayGuard(fresh).close()
+        with sqlite3.connect(fresh) as other:
+            made = sorted(row[0] for row in other.execute("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL"))
+        assert stored == made  # the upgraded file has exactly the schema of a new one
+    assert _state_sqlite.SCHEMA_VERSION == 2
+
+
+def test_async_sqlite_admit_cancelled_mid_transaction_leaves_nothing_pending(tmp_path):
+    """The await is cancelled while the admit runs in the worker thread (which still commits it): the guard
+    releases the pair right after, so the retry is admitted at once instead of waiting out the lease."""
+    guard = ajp.AsyncSQLiteReplayGuard(tmp_path / "cancel.db", lease=60)
+    started, proceed = threading.Event(), threading.Event()
+    real = guard.sync._admit
+
+    def slow_admit(*args):
+        started.set()
+        proceed.wait(10)
+        return real(*args)
+
+    guard.sync._admit = slow_admit
+
+    async def scenario():
+        task = asyncio.ensure_future(guard.admit("k", "job_a", expires_at_us=100 * S, now_us=0))
+        await asyncio.get_running_loop().run_in_executor(None, started.wait, 10)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        proceed.set()
+        guard.sync._admit = real
+        await guard.admit("k", "job_a", expires_at_us=100 * S, now_us=1 * S)  # not "in progress": released
+        assert await guard.confirm("k", "job_a", now_us=1 * S)
+        with pytest.raises(ReplayedMessage):
+            await guard.admit("k", "job_a", expires_at_us=100 * S, now_us=2 * S)
+
+    asyncio.run(scenario())
+    guard.close()
 
 
 def test_sqlite_other_databases_and_versions_are_refused(tmp_path):
@@ -486,30 +647,30 @@ def test_sqlite_read_only_directory_is_a_typed_error(tmp_path):
 def test_sqlite_read_only_file_is_a_typed_error(tmp_path):
     path = tmp_path / "guard.db"
     guard = ajp.SQLiteReplayGuard(path)
-    guard.admit("k", "job_a", expires_at_us=100 * S, now_us=0)
+    guard.admit("k", "job_a", expires_at_us=100 * S, now_us=0, confirmed=True)
     guard.close()
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)  # a guard whose connection cannot write
     guard._state._conn = conn
     with pytest.raises(StateUnavailable):
-        guard.admit("k", "job_b", expires_at_us=100 * S, now_us=0)
+        guard.admit("k", "job_b", expires_at_us=100 * S, now_us=0, confirmed=True)
     with pytest.raises(ReplayedMessage):  # what was admitted is still known
-        guard.admit("k", "job_a", expires_at_us=100 * S, now_us=0)
+        guard.admit("k", "job_a", expires_at_us=100 * S, now_us=0, confirmed=True)
 
 
 def test_sqlite_file_is_0600_wal_versioned_and_purges_as_it_goes(tmp_path):
     path = tmp_path / "guard.db"
     guard = ajp.SQLiteReplayGuard(path, skew=0)
     for i in range(200):
-        guard.admit("k", f"job_{i}", expires_at_us=(i + 1) * S, now_us=0)
+        guard.admit("k", f"job_{i}", expires_at_us=(i + 1) * S, now_us=0, confirmed=True)
     assert len(guard) == 200
     for i in range(200):  # the pairs expire one by one while new ones come
-        guard.admit("k2", f"job_{i}", expires_at_us=10**4 * S, now_us=(i + 1) * S)
+        guard.admit("k2", f"job_{i}", expires_at_us=10**4 * S, now_us=(i + 1) * S, confirmed=True)
     assert len(guard) < 300  # purged as it went (expired rows do not stay)
     for name in ("guard.db", "guard.db-wal", "guard.db-shm"):
         assert (path.parent / name).stat().st_mode & 0o777 == 0o600, name
     with sqlite3.connect(path) as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
     with pytest.raises(ValueError):
         ajp.SQLiteReplayGuard(path, synchronous="OFF")
     with pytest.raises(ValueError):
@@ -572,14 +733,14 @@ def test_redis_evicting_server_is_refused(own_redis):
     client.config_set("maxmemory-policy", "allkeys-lru")
     guard = ajp.RedisReplayGuard(client, prefix="evict:")
     with pytest.raises(StateUnavailable, match="allkeys-lru"):
-        guard.admit("k", "job_a", expires_at_us=100 * S, now_us=0)
+        guard.admit("k", "job_a", expires_at_us=100 * S, now_us=0, confirmed=True)
     from ajpcore.provenance import RedisKeyPins
 
     with pytest.raises(StateUnavailable, match="allkeys-lru"):
         RedisKeyPins(client, prefix="evict:").check("provenance:domain:a.example", "0" * 64)
     client.config_set("maxmemory-policy", "noeviction")
     guard = ajp.RedisReplayGuard(client, prefix="evict:")
-    guard.admit("k", "job_a", expires_at_us=100 * S, now_us=0)
+    guard.admit("k", "job_a", expires_at_us=100 * S, now_us=0, confirmed=True)
 
 
 def test_redis_config_disabled_warns_once_and_runs(own_redis):
@@ -599,22 +760,22 @@ def test_redis_config_disabled_warns_once_and_runs(own_redis):
 
     guard = ajp.RedisReplayGuard(NoConfig(client), prefix="noconfig:")
     with pytest.warns(RuntimeWarning, match="noeviction"):
-        guard.admit("k", "job_a", expires_at_us=100 * S, now_us=0)
+        guard.admit("k", "job_a", expires_at_us=100 * S, now_us=0, confirmed=True)
     with pytest.raises(ReplayedMessage):
-        guard.admit("k", "job_a", expires_at_us=100 * S, now_us=0)
+        guard.admit("k", "job_a", expires_at_us=100 * S, now_us=0, confirmed=True)
 
 
 def test_redis_out_of_memory_is_a_refusal(own_redis):
     client = own_redis.client()
     guard = ajp.RedisReplayGuard(client, prefix="oom:", max_per_identity=10**6)
-    guard.admit("k", "job_warm", expires_at_us=100 * S, now_us=0)
+    guard.admit("k", "job_warm", expires_at_us=100 * S, now_us=0, confirmed=True)
     client.config_set("maxmemory", "1")  # below what is used: every write is refused with OOM
     try:
         with pytest.raises(StateUnavailable, match="OOM|memory"):
-            guard.admit("k", "job_new", expires_at_us=100 * S, now_us=0)
+            guard.admit("k", "job_new", expires_at_us=100 * S, now_us=0, confirmed=True)
     finally:
         client.config_set("maxmemory", "0")
-    guard.admit("k", "job_new", expires_at_us=100 * S, now_us=0)  # it was not admitted
+    guard.admit("k", "job_new", expires_at_us=100 * S, now_us=0, confirmed=True)  # it was not admitted
 
 
 def test_redis_script_cache_flush_is_survived_and_one_round_trip_per_admit(redis_url):
@@ -622,11 +783,11 @@ def test_redis_script_cache_flush_is_survived_and_one_round_trip_per_admit(redis
 
     client = redis.Redis.from_url(redis_url)
     guard = ajp.RedisReplayGuard(client, prefix=f"flush{uuid.uuid4().hex[:8]}:")
-    guard.admit("k", "job_a", expires_at_us=100 * S, now_us=0)
+    guard.admit("k", "job_a", expires_at_us=100 * S, now_us=0, confirmed=True)
     client.script_flush()
-    guard.admit("k", "job_b", expires_at_us=100 * S, now_us=0)  # NOSCRIPT -> loaded again
+    guard.admit("k", "job_b", expires_at_us=100 * S, now_us=0, confirmed=True)  # NOSCRIPT -> loaded again
     with pytest.raises(ReplayedMessage):
-        guard.admit("k", "job_b", expires_at_us=100 * S, now_us=0)
+        guard.admit("k", "job_b", expires_at_us=100 * S, now_us=0, confirmed=True)
     sent = []
     real = client.execute_command
 
@@ -635,11 +796,11 @@ def test_redis_script_cache_flush_is_survived_and_one_round_trip_per_admit(redis
         return real(*args, **kwargs)
 
     client.execute_command = counting
-    guard.admit("k", "job_c", expires_at_us=100 * S, now_us=0)
+    guard.admit("k", "job_c", expires_at_us=100 * S, now_us=0, confirmed=True)
     assert sent == ["EVALSHA"]  # one round trip (the policy was read on first use)
-    held, digests = guard.keys("k")
-    assert held.split("{")[1].split("}")[0] == digests.split("{")[1].split("}")[0] == "k"  # one slot
-    assert 400_000 < client.pttl(held) <= 461_000  # an idle sender's keys expire: 100 s + 300 s of skew + 1 min spare
+    keys = guard.keys("k")
+    assert {key.split("{")[1].split("}")[0] for key in keys} == {"k"}  # one slot
+    assert 400_000 < client.pttl(keys[0]) <= 461_000  # an idle sender's keys expire: 100 s + 300 s of skew + 1 min spare
 
 
 def test_redis_prefix_is_checked():
@@ -665,3 +826,99 @@ def test_an_asyncio_guard_given_to_the_sync_receive_path_is_refused_never_skippe
             receive(data, guard)
     assert len(guard.sync) == 0  # nothing was admitted
     guard.close()
+
+
+# -- Redis Cluster: a 3-primary cluster on loopback, started by the test (issue 30 item 2) ---------------------
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    from state_servers import RedisCluster, need_cluster
+
+    need_cluster()
+    made = RedisCluster(tmp_path_factory.mktemp("cluster")).start()
+    yield made
+    made.stop()
+
+
+def test_cluster_four_processes_of_four_threads_accept_each_offer_exactly_once(cluster, race_pool):
+    results = race_pool.race("redis-cluster", cluster.url + f"|race{uuid.uuid4().hex[:8]}:")
+    accepted = [job for r in results for job in r["accepted"]]
+    assert [r["errors"] for r in results] == [[], [], [], []]
+    assert len(accepted) == OFFERS and len(set(accepted)) == OFFERS
+    assert sum(r["replayed"] for r in results) == 15 * OFFERS
+
+
+def test_cluster_guard_and_pins_spread_over_the_three_primaries(cluster):
+    from redis.cluster import RedisCluster
+
+    from ajpcore.provenance import RedisKeyPins
+
+    client = RedisCluster.from_url(cluster.url)
+    guard = ajp.RedisReplayGuard(client, prefix=f"spread{uuid.uuid4().hex[:6]}:")
+    owners = set()
+    for i in range(60):
+        guard.admit(f"ed25519:k{i}", "job_a", expires_at_us=100 * S, now_us=0, host=f"h{i}.example.com")
+        guard.confirm(f"ed25519:k{i}", "job_a", now_us=0, host=f"h{i}.example.com")
+        owners.add(client.get_node_from_key(guard.keys(f"host:h{i}.example.com")[0]).port)
+        with pytest.raises(ReplayedMessage):
+            guard.admit(f"ed25519:k{i}", "job_a", expires_at_us=100 * S, now_us=1, host=f"h{i}.example.com")
+    assert len(owners) == 3  # every primary held some groups
+    pins = RedisKeyPins(client, prefix="spread:")
+    pins.check("provenance:domain:a.example.com", "0" * 64)
+    with pytest.raises(ajpcore.KeyRotated):
+        pins.check("provenance:domain:a.example.com", "1" * 64)
+    client.close()
+
+
+def test_cluster_async_guard_admits_once(cluster):
+    from redis.asyncio.cluster import RedisCluster
+
+    async def scenario():
+        client = RedisCluster.from_url(cluster.url)
+        guard = ajp.AsyncRedisReplayGuard(client, prefix=f"async{uuid.uuid4().hex[:6]}:")
+        outcomes = await asyncio.gather(
+            *(guard.admit("k", "job_a", expires_at_us=100 * S, now_us=0) for _ in range(20)), return_exceptions=True
+        )
+        await client.aclose()
+        return outcomes
+
+    outcomes = asyncio.run(scenario())
+    assert outcomes.count(None) == 1 and all(isinstance(o, ajpcore.JobInProgress) for o in outcomes if o is not None)
+
+
+def test_cluster_primary_stopped_is_503_for_its_slots_and_the_others_are_served(tmp_path):
+    from redis.cluster import RedisCluster as Client
+
+    from state_servers import RedisCluster, need_cluster
+
+    need_cluster()
+    made = RedisCluster(tmp_path / "cluster").start()
+    try:
+        from redis.backoff import NoBackoff
+        from redis.retry import Retry
+
+        client = Client.from_url(made.url, socket_timeout=0.5, socket_connect_timeout=0.5, retry=Retry(NoBackoff(), 1))
+        guard = ajp.RedisReplayGuard(client, prefix="down:")
+        groups = [f"ed25519:k{i}" for i in range(30)]
+        node_of = {g: client.get_node_from_key(guard.keys(g)[0]).port for g in groups}
+        for g in groups:
+            guard.admit(g, "job_before", expires_at_us=100 * S, now_us=0, confirmed=True)
+        stopped = made.nodes[0]
+        stopped.stop()
+        served = refused = 0
+        for g in groups:
+            try:
+                guard.admit(g, "job_during", expires_at_us=100 * S, now_us=0, confirmed=True)
+                served += 1
+                assert node_of[g] != stopped.port
+            except StateUnavailable:
+                refused += 1
+                assert node_of[g] == stopped.port
+            with pytest.raises((ReplayedMessage, StateUnavailable)):  # never accepted twice
+                guard.admit(g, "job_before", expires_at_us=100 * S, now_us=0)
+        print(f"\ncluster with one primary stopped: {served} served, {refused} refused (503)")
+        assert served and refused
+        client.close()
+    finally:
+        made.stop()

@@ -24,13 +24,12 @@ import pytest
 from ajpcore import Ed25519PrivateKey, KeyRotated, KeyRotationRefused, StateUnavailable
 from ajpcore import provenance
 from ajpcore.provenance import FileKeyPins, MemoryKeyPins, sign_notice
-from state_servers import child_env, need_redis, redis_server
+from state_servers import child_env, need_redis, pins, redis_url  # noqa: F401 (fixtures)
 
 HERE = Path(__file__).resolve().parent
 WORKER = str(HERE / "state_worker.py")
 PID = "provenance:domain:agent.example.com"
 K1, K2, K3 = (Ed25519PrivateKey.from_seed(bytes([i]) * 32) for i in (1, 2, 3))
-BACKENDS = ["memory", "file", "sqlite", "redis", "async-sqlite", "async-redis"]
 
 
 def rotation(old, new, notice_id, at):
@@ -40,60 +39,6 @@ def rotation(old, new, notice_id, at):
          "claims": {"new_public_key": new.public_key.to_string()}},
         old,
     )
-
-
-@pytest.fixture(scope="module")
-def redis_url(tmp_path_factory):
-    need_redis()
-    url = os.environ.get("AJPCORE_TEST_REDIS_URL")
-    if url:
-        yield url
-        return
-    with redis_server(tmp_path_factory.mktemp("redis")) as server:
-        yield server.url
-
-
-class Awaiting:
-    """An asyncio pin store driven from a test: each method runs on the facade's own loop."""
-
-    def __init__(self, pins, loop):
-        self.pins, self.loop = pins, loop
-
-    def __getattr__(self, name):
-        method = getattr(self.pins, name)
-        return lambda *a, **k: self.loop.run_until_complete(method(*a, **k))
-
-
-@pytest.fixture(params=BACKENDS)
-def pins(request, tmp_path):
-    backend = request.param
-    if backend == "memory":
-        yield MemoryKeyPins()
-        return
-    if backend == "file":
-        yield FileKeyPins(tmp_path / "pins.json")
-        return
-    if backend.endswith("sqlite"):
-        store = (provenance.SQLiteKeyPins if backend == "sqlite" else provenance.AsyncSQLiteKeyPins)(tmp_path / "p.db")
-        loop = asyncio.new_event_loop()
-        yield store if backend == "sqlite" else Awaiting(store, loop)
-        store.close()
-        loop.close()
-        return
-    url = request.getfixturevalue("redis_url")
-    prefix = f"p{uuid.uuid4().hex[:10]}:"
-    if backend == "redis":
-        import redis
-
-        yield provenance.RedisKeyPins(redis.Redis.from_url(url), prefix=prefix)
-        return
-    import redis.asyncio
-
-    loop = asyncio.new_event_loop()
-    store = provenance.AsyncRedisKeyPins(redis.asyncio.Redis.from_url(url), prefix=prefix)
-    yield Awaiting(store, loop)
-    loop.run_until_complete(store.client.aclose())
-    loop.close()
 
 
 def test_first_use_pins_and_another_key_is_key_rotated(pins):
@@ -124,7 +69,7 @@ def test_a_replayed_rotation_notice_cannot_move_the_pin_back(pins):
 
 
 def test_blocking_attribute(pins):
-    store = getattr(pins, "pins", pins)
+    store = getattr(pins, "store", pins)
     name = type(store).__name__
     assert type(store).blocking is (name in ("FileKeyPins", "SQLiteKeyPins", "RedisKeyPins"))
     assert asyncio.iscoroutinefunction(type(store).check) is name.startswith("Async")

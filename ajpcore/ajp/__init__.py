@@ -34,7 +34,7 @@ from __future__ import annotations
 # Private names of the former single module stay importable from here (the
 # package split moved them, callers outside it may still reach for them).
 # ruff: noqa: F401
-from ..errors import BudgetRefused, Busy, InvalidMessage, ReplayedMessage, StateUnavailable, TrustRefused
+from ..errors import BudgetRefused, Busy, InvalidMessage, JobInProgress, ReplayedMessage, StateUnavailable, TrustRefused
 from ._errors import _TITLES, error_response
 from ._messages import (
     JOB_STATUSES,
@@ -75,12 +75,15 @@ from ._receiver import DeclarationResolver, Receiver, Secret, SecretLookup
 from ._sender import IdentityCache
 from ._subset import SignedSubset
 from ._replay import (
+    DEFAULT_LEASE_SECONDS,
     MAX_JOB_ID_LENGTH,
+    NEW_IDENTITY_SHARE,
     AsyncReplayGuard,
     MemoryReplayGuard,
     Quota,
     Quotas,
     ReplayGuard,
+    quota_group,
     replay_identity,
 )
 from ._replay_sqlite import AsyncSQLiteReplayGuard, SQLiteReplayGuard
@@ -153,6 +156,9 @@ __all__ = [
     "Quota",
     "Quotas",
     "MAX_JOB_ID_LENGTH",
+    "DEFAULT_LEASE_SECONDS",
+    "NEW_IDENTITY_SHARE",
+    "quota_group",
     "SignedSubset",
     "error_response",
     "DEFAULT_SKEW_SECONDS",
@@ -165,4 +171,5 @@ __all__ = [
     "InvalidMessage",
     "ReplayedMessage",
     "StateUnavailable",
+    "JobInProgress",
 ]

@@ -6,7 +6,7 @@ shape      schema, ``validate_offer(strict=True)``'s rules, the recipient -> the
 sender     who must have signed it: a human's secret (the host's lookup), or an agent's
            ``SenderIdentity`` from its declaration (``declared``, then ``check_pins``)
 signature  the one signature check under that key -> ``ReceivedOffer`` (with its replay identity)
-admit      the one call to the replay guard
+admit      the one call to the replay guard (and ``settle``: its confirm or release, when pending)
 answer     ``_answers.offer_accepted`` / ``offer_refused``: what ``POST /jobs`` answers
 =========  ====================================================================================
 
@@ -21,6 +21,7 @@ store is called (directly; or, from async code, awaited or run in a worker threa
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 from dataclasses import dataclass
 from typing import Any, Callable, FrozenSet, Optional, Tuple
@@ -30,6 +31,7 @@ from .._envelope import _new as _new_envelope
 from .._envelope import _set_cache, _set_raw
 from ..errors import InvalidMessage, KeyUsageError, RecipientMismatch
 from ..keys import Ed25519PublicKey
+from ..provenance.location import parse_provenance_id
 from ..signing import _MISSING as _SIGNATURE_MISSING
 from ..signing import SIGN_CHUNK_SIZE, _ed25519_verified, parse_signature
 from ..timestamps import is_timestamp, timestamp_micros
@@ -50,13 +52,16 @@ class ReceivedOffer:
     agent's ``SenderIdentity`` from its verified declaration (None for a human
     sender, authenticated by its shared secret).  ``replay_identity``: the key the
     replay guard knows the sender by.  ``digest``: what the guard remembers of the
-    content (``offer_digest``).
+    content (``offer_digest``).  ``first_use``: True when the receiver's key pins
+    took the sender's key with this very offer (its first contact): the guard then
+    grants it a smaller share of its host's quota (``ReplayGuard``).
     """
 
     offer: JobOffer
     identity: Optional[SenderIdentity]
     replay_identity: str
     digest: bytes
+    first_use: bool = False
 
     @property
     def job_id(self) -> str:
@@ -66,8 +71,9 @@ class ReceivedOffer:
 _new = object.__new__
 # The slots' own setters: the signature step fills a ReceivedOffer with them, at half the cost of the
 # frozen dataclass's __init__ (four object.__setattr__ calls through a Python frame).
-_set_offer, _set_identity, _set_replay_identity, _set_digest = (
-    ReceivedOffer.__dict__[name].__set__ for name in ("offer", "identity", "replay_identity", "digest")
+_set_offer, _set_identity, _set_replay_identity, _set_digest, _set_first_use = (
+    ReceivedOffer.__dict__[name].__set__
+    for name in ("offer", "identity", "replay_identity", "digest", "first_use")
 )
 
 
@@ -182,7 +188,8 @@ def declared(
 def check_pins(pins: Any, identity: SenderIdentity) -> Any:
     """The last check of the sender step: the key ``pins`` hold for the identity (``KeyRotated``, 403).
 
-    The one call to a pin store: None (a sync store agreed), or the awaitable an asyncio store returned,
+    The one call to a pin store: what a sync store answered (True: it took the key with this offer, a
+    first use; False or None: the key was pinned already), or the awaitable an asyncio store returned,
     which the caller awaits (``run_async``) or refuses (``refuse_awaitable``)."""
     if pins is None:
         return None
@@ -228,13 +235,16 @@ def signer_identity(secret: Any, public_key: Any) -> str:
     return replay_identity(public_key=public_key)
 
 
-def received_offer(offer: JobOffer, identity: Optional[SenderIdentity], who: str, digest: bytes) -> ReceivedOffer:
-    """``ReceivedOffer(offer, identity, who, digest)``, filled through the slots' own setters."""
+def received_offer(
+    offer: JobOffer, identity: Optional[SenderIdentity], who: str, digest: bytes, first_use: bool = False
+) -> ReceivedOffer:
+    """``ReceivedOffer(offer, identity, who, digest, first_use)``, filled through the slots' own setters."""
     received = _new(ReceivedOffer)
     _set_offer(received, offer)
     _set_identity(received, identity)
     _set_replay_identity(received, who)
     _set_digest(received, digest)
+    _set_first_use(received, first_use)
     return received
 
 
@@ -255,18 +265,58 @@ def offer_digest(offer: JobOffer) -> bytes:
 # -- admit ---------------------------------------------------------------------------------------
 
 
-def admit(guard: Any, who: str, job_id: str, digest: bytes, now_us: int, expires_us: int) -> Any:
+def admit(
+    guard: Any, who: str, job_id: str, digest: bytes, now_us: int, expires_us: int, host: Optional[str] = None,
+    confirmed: bool = True, first_use: bool = False,
+) -> Any:
     """The admit step: the one call to the replay guard, of ``job_id`` from the verified sender ``who``
-    (its replay identity), whose content the guard remembers as ``digest``.
+    (its replay identity), whose content the guard remembers as ``digest``, in the quota group of
+    ``host`` (``quota_host``), with a first use's smaller share when ``first_use`` (the pins took the
+    sender's key with this offer).
 
-    ``ReplayedMessage`` (409, ``.same_body``), ``Busy`` (429), ``StateUnavailable`` (503) come from
-    the guard.  Returns None (no guard, or a sync guard admitted), or the awaitable an asyncio guard
-    returned: the async faces await it (``run_async``, which also runs a blocking guard in a worker
-    thread), the sync ones refuse it (``refuse_awaitable``).
+    ``confirmed`` (the one-step faces: ``receive_offer``, ``receive``, ``answer_offer`` without
+    ``run``): the pair is accepted at once; else it is pending until ``settle``.
+    ``ReplayedMessage`` (409, ``.same_body``), ``JobInProgress`` (503), ``Busy`` (429),
+    ``StateUnavailable`` (503) come from the guard.  Returns None (no guard, or a sync guard
+    admitted), or the awaitable an asyncio guard returned: the async faces await it (``run_async``,
+    which also runs a blocking guard in a worker thread), the sync ones refuse it (``refuse_awaitable``).
     """
     if guard is None:
         return None
-    return guard.admit(who, job_id, expires_at_us=expires_us, now_us=now_us, digest=digest)
+    if host is None and not first_use:  # a human sender's (its secret is its own group): the keywords it needs
+        return guard.admit(who, job_id, expires_at_us=expires_us, now_us=now_us, digest=digest, confirmed=confirmed)
+    return guard.admit(
+        who, job_id, expires_at_us=expires_us, now_us=now_us, digest=digest, host=host, first_use=first_use,
+        confirmed=confirmed,
+    )
+
+
+def settle(guard: Any, who: str, job_id: str, now_us: int, host: Optional[str], taken: bool) -> Any:
+    """The end of a pending admit: ``confirm`` when the host took the job (``taken``), else ``release``.
+
+    Returns what the guard returned (an awaitable for an asyncio guard), None without a guard."""
+    if guard is None:
+        return None
+    end = guard.confirm if taken else guard.release
+    return end(who, job_id, now_us=now_us, host=host)
+
+
+@functools.lru_cache(maxsize=4096)
+def _owner(provenance_id: str) -> Optional[str]:
+    parsed = parse_provenance_id(provenance_id)
+    if parsed is None:
+        return None
+    platform, path = parsed
+    owner = path.split("/", 1)[0].lower()
+    return owner if platform == "domain" else f"{platform}:{owner}"
+
+
+def quota_host(identity: Optional[SenderIdentity]) -> Optional[str]:
+    """The host whose senders share one replay quota (``ReplayGuard``'s ``host``): who controls where
+    the sender's declaration lives.  A ``domain`` id's domain (``provenance:domain:example.com/agents/a``:
+    ``example.com``); on another platform its owner (``provenance:github:acme/bot``: ``github:acme``);
+    None for a human sender (its secret is its own group)."""
+    return None if identity is None else _owner(identity.provenance_id)
 
 
 # -- calling a host's store or resolver ----------------------------------------------------------

@@ -14,7 +14,17 @@ from ..errors import KeyUsageError, SenderIdentityError
 from ..keys import Ed25519PublicKey
 from ..provenance.pins import KeyPins
 from ._messages import JobOffer
-from ._pipeline import admit, check_pins, declared, read, refuse_awaitable, shape, signed, signer_identity
+from ._pipeline import (
+    admit,
+    check_pins,
+    declared,
+    quota_host,
+    read,
+    refuse_awaitable,
+    shape,
+    signed,
+    signer_identity,
+)
 from ._policy import SPEC_CAPABILITIES, Capabilities, Recipients, _capability_rule, _recipients, _required
 from ._replay import ReplayGuard
 from ._rules import DEFAULT_MAX_LIFETIME_SECONDS, DEFAULT_SKEW_SECONDS
@@ -81,13 +91,15 @@ def receive_offer(
     recipients = _recipients(recipient)
     rule = _capability_rule(require_capabilities)
     offer, now_us, expires_us = shape(read(data), now, skew, max_lifetime, recipients)
+    identity, first_use = None, False
     if declaration is not None:
         if secret is not None or public_key is not None:
             raise KeyUsageError("give `declaration=` (the key comes from it) or `secret=`/`public_key=`, not both")
         identity = declared(offer, declaration, retrieved_from, rule)
         checked = check_pins(pins, identity)
-        if checked is not None:
+        if checked is not None and checked is not True and checked is not False:
             refuse_awaitable(checked, "`pins`")
+        first_use = checked is True
         public_key = identity.public_key
     elif pins is not None or rule:
         raise KeyUsageError("`pins=` and `require_capabilities=` apply to the sender's declaration: give `declaration=`")
@@ -95,7 +107,9 @@ def receive_offer(
         _no_declaration(_required(rule, offer._raw["from"]["type"]))
     digest = signed(offer, secret, public_key, None)
     who = signer_identity(secret, public_key)
-    admitted = admit(replay_guard, who, offer._raw["job_id"], digest, now_us, expires_us)
+    admitted = admit(
+        replay_guard, who, offer._raw["job_id"], digest, now_us, expires_us, quota_host(identity), True, first_use
+    )
     if admitted is not None:
         refuse_awaitable(admitted, "`replay_guard`")
     return offer

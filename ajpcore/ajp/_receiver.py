@@ -13,12 +13,13 @@ it with its sender; ``answer_offer`` / ``answer_offer_async`` give the
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import threading
 from collections import OrderedDict
-from typing import Any, Awaitable, Callable, Mapping, Optional, Tuple, Union
+from typing import Any, AsyncIterator, Awaitable, Callable, Iterator, Mapping, Optional, Tuple, Union
 
-from ..errors import AjpError, DeclarationUnreachable, KeyUsageError, SenderIdentityError
+from ..errors import AjpError, DeclarationUnreachable, KeyUsageError, SenderIdentityError, StateUnavailable
 from ..provenance.location import check_declaration_url
 from ..provenance.pins import AsyncKeyPins, KeyPins
 from ._answers import AckAnswer, HttpAnswer, OfferAnswer, ack_answer, offer_accepted, offer_refused, status_answer
@@ -27,6 +28,7 @@ from ._pipeline import (
     ReceivedOffer,
     _new,
     _set_digest,
+    _set_first_use,
     _set_identity,
     _set_offer,
     _set_replay_identity,
@@ -34,10 +36,12 @@ from ._pipeline import (
     blocking,
     check_pins,
     declared,
+    quota_host,
     read,
     received_offer,
     refuse_awaitable,
     run_async,
+    settle,
     shape,
     signed,
     signer_identity,
@@ -226,13 +230,15 @@ class Receiver:
         _set_identity(received, None)
         _set_replay_identity(received, who)
         _set_digest(received, digest)
+        _set_first_use(received, False)
         return received
 
-    def _agent_signed(self, offer: JobOffer, identity: SenderIdentity) -> ReceivedOffer:
-        """An agent's offer, verified under the key its declaration established."""
+    def _agent_signed(self, offer: JobOffer, identity: SenderIdentity, first_use: bool) -> ReceivedOffer:
+        """An agent's offer, verified under the key its declaration established (``first_use``: the pins
+        took that key with this offer)."""
         public_key = identity.public_key
         digest = signed(offer, None, public_key, self.backend)
-        return received_offer(offer, identity, signer_identity(None, public_key), digest)
+        return received_offer(offer, identity, signer_identity(None, public_key), digest, first_use)
 
     def _declared(self, offer: JobOffer, now_us: int, fetched: Any) -> SenderIdentity:
         """The sender step of an agent once the resolver answered ``fetched``: its declaration, through the
@@ -244,21 +250,99 @@ class Receiver:
         )
 
     # -- the admit step, with this receiver's guard ------------------------------------------------
+    #
+    # One step, two forms: accepted at once (`confirmed`: receive, answer_offer without `run`), or
+    # pending until the host has the job: `_taken` runs the host's step and settles the pair
+    # (confirm on its normal return; release on any exception, cancellation included).
 
-    def _admit(self, received: ReceivedOffer, now_us: int, expires_us: int) -> None:
+    def _admit(self, received: ReceivedOffer, now_us: int, expires_us: int, confirmed: bool = True) -> None:
+        identity = received.identity
         admitted = admit(
             self.replay_guard, received.replay_identity, received.offer._raw["job_id"], received.digest, now_us,
-            expires_us,
+            expires_us, None if identity is None else quota_host(identity), confirmed, received.first_use,
         )
         if admitted is not None:
             refuse_awaitable(admitted, "`replay_guard`")
 
-    async def _admit_async(self, received: ReceivedOffer, now_us: int, expires_us: int) -> None:
+    async def _admit_async(self, received: ReceivedOffer, now_us: int, expires_us: int, confirmed: bool = True) -> None:
         guard = self.replay_guard
         await run_async(
             blocking(guard), admit, guard, received.replay_identity, received.offer._raw["job_id"], received.digest,
-            now_us, expires_us,
+            now_us, expires_us, quota_host(received.identity), confirmed, received.first_use,
         )
+
+    def _settle(self, received: ReceivedOffer, now_us: int, taken: bool) -> None:
+        # A store failure here is no refusal: on a confirm the host has the job (the pair stays pending
+        # until its lease ends: the at-least-once residue, docs/deploying.md); on a release the lease
+        # ends the pair anyway, and the host's own exception is the one to propagate.
+        try:
+            settle(self.replay_guard, received.replay_identity, received.job_id, now_us,
+                   quota_host(received.identity), taken)
+        except StateUnavailable:
+            pass
+
+    async def _settle_async(self, received: ReceivedOffer, now_us: int, taken: bool) -> None:
+        guard = self.replay_guard
+        try:
+            await run_async(
+                blocking(guard), settle, guard, received.replay_identity, received.job_id, now_us,
+                quota_host(received.identity), taken,
+            )
+        except StateUnavailable:
+            pass
+
+    def _taken(self, run: Callable[[ReceivedOffer], Any], received: ReceivedOffer, now_us: int) -> None:
+        try:
+            run(received)
+        except BaseException:
+            self._settle(received, now_us, taken=False)
+            raise
+        self._settle(received, now_us, taken=True)
+
+    async def _taken_async(self, run: Callable[[ReceivedOffer], Any], received: ReceivedOffer, now_us: int) -> None:
+        try:
+            outcome = run(received)
+            if inspect.isawaitable(outcome):
+                await outcome
+        except BaseException:  # an exception of the host's step, or the request cancelled while it ran
+            await self._settle_async(received, now_us, taken=False)
+            raise
+        await self._settle_async(received, now_us, taken=True)
+
+    @contextlib.contextmanager
+    def receiving(
+        self, data: Union[bytes, bytearray, memoryview, str, JobOffer], *, now: Any
+    ) -> Iterator[ReceivedOffer]:
+        """``receive`` whose acceptance is the host's: ``with receiver.receiving(data, now=...) as received:``.
+
+        On entry, the steps of ``receive`` (same refusals), the pair admitted as pending; the body
+        takes the job (records it in the host's job table); a normal exit confirms the pair (a
+        retry is then ``ReplayedMessage``), an exception releases it (a retry is admitted anew).
+        A retry while the body runs gets ``JobInProgress`` (503, ``Retry-After``).
+        """
+        received, now_us, expires_us = self._received(data, now)
+        self._admit(received, now_us, expires_us, confirmed=False)
+        try:
+            yield received
+        except BaseException:
+            self._settle(received, now_us, taken=False)
+            raise
+        self._settle(received, now_us, taken=True)
+
+    @contextlib.asynccontextmanager
+    async def receiving_async(
+        self, data: Union[bytes, bytearray, memoryview, str, JobOffer], *, now: Any
+    ) -> AsyncIterator[ReceivedOffer]:
+        """``receiving`` for async hosts: ``async with receiver.receiving_async(data, now=...) as received:``;
+        a cancellation inside the body releases the pair, as an exception does."""
+        received, now_us, expires_us = await self._received_async(data, now)
+        await self._admit_async(received, now_us, expires_us, confirmed=False)
+        try:
+            yield received
+        except BaseException:
+            await self._settle_async(received, now_us, taken=False)
+            raise
+        await self._settle_async(received, now_us, taken=True)
 
     # -- the faces: the pipeline's steps, sync and async ----------------------------------------
 
@@ -281,9 +365,9 @@ class Receiver:
             raise _fetch_failed(exc) from None
         identity = self._declared(offer, now_us, fetched)
         checked = check_pins(self.pins, identity)
-        if checked is not None:
+        if checked is not None and checked is not True and checked is not False:
             refuse_awaitable(checked, "`pins`")
-        return self._agent_signed(offer, identity), now_us, expires_us
+        return self._agent_signed(offer, identity, checked is True), now_us, expires_us
 
     async def _received_async(self, data: Any, now: Any) -> Tuple[ReceivedOffer, int, int]:
         """``_received`` for async hosts: the resolver and the pins awaited, or run in a worker thread."""
@@ -303,8 +387,8 @@ class Receiver:
             raise _fetch_failed(exc) from None
         identity = self._declared(offer, now_us, fetched)
         pins = self.pins
-        await run_async(blocking(pins), check_pins, pins, identity)
-        return self._agent_signed(offer, identity), now_us, expires_us
+        checked = await run_async(blocking(pins), check_pins, pins, identity)
+        return self._agent_signed(offer, identity, checked is True), now_us, expires_us
 
     def receive(self, data: Union[bytes, bytearray, memoryview, str, JobOffer], *, now: Any) -> ReceivedOffer:
         """Bytes off the wire -> the accepted offer and its sender, or the refusal (an ``AjpError``).
@@ -329,33 +413,52 @@ class Receiver:
 
     # -- the endpoints ----------------------------------------------------------------------------
 
-    def answer_offer(self, data: Union[bytes, bytearray, memoryview, str], *, now: Any) -> OfferAnswer:
+    def answer_offer(
+        self, data: Union[bytes, bytearray, memoryview, str], *, now: Any,
+        run: Optional[Callable[[ReceivedOffer], Any]] = None,
+    ) -> OfferAnswer:
         """The answer to ``POST /jobs``: 202 ``{"job_id", "status": "accepted"}`` or the refusal.
 
-        ``.accepted`` says "run this job" (``.received.offer``); a byte-identical
-        re-send of an accepted offer (a replay whose ``same_body`` is True) gets the
-        same 202 with ``.duplicate`` set (do not run it again); a different body
-        under an accepted job id stays 409.  Refusals carry ``error_response``'s
-        status and body (``retry-after`` on 429 and 503).  An ajpcore error of
-        status 500 (a configuration error, e.g. ``KeyUsageError``) and any other
-        exception propagate: the framework answers 500 and logs it.
+        ``run`` (recommended): the host's step that takes the job, called with the
+        ``ReceivedOffer`` once the offer passed every step, the pair pending in the
+        replay guard; its normal return confirms the pair and the answer is 202; an
+        exception it raises releases the pair (the sender's retry is admitted anew)
+        and propagates (the framework answers 500).  So a 202 means the host has the
+        job.  A retry while ``run`` runs is 503 ``IN_PROGRESS`` with ``Retry-After``.
+        Without ``run`` the pair is accepted at once and ``.accepted`` says "run this
+        job" (``.received.offer``): a host that dies before taking it loses the job.
+
+        A byte-identical re-send of an accepted offer (a replay whose ``same_body``
+        is True) gets the same 202 with ``.duplicate`` set (``run`` is not called);
+        a different body under an accepted job id stays 409.  Refusals carry
+        ``error_response``'s status and body (``retry-after`` on 429 and 503).  An
+        ajpcore error of status 500 (a configuration error, e.g. ``KeyUsageError``)
+        and any other exception propagate: the framework answers 500 and logs it.
         """
         received = None
         try:
             received, now_us, expires_us = self._received(data, now)
-            self._admit(received, now_us, expires_us)
+            self._admit(received, now_us, expires_us, run is None)
         except AjpError as exc:
             return offer_refused(exc, received)
+        if run is not None:
+            self._taken(run, received, now_us)
         return offer_accepted(received)
 
-    async def answer_offer_async(self, data: Union[bytes, bytearray, memoryview, str], *, now: Any) -> OfferAnswer:
-        """``answer_offer`` for async hosts (see ``receive_async``)."""
+    async def answer_offer_async(
+        self, data: Union[bytes, bytearray, memoryview, str], *, now: Any,
+        run: Optional[Callable[[ReceivedOffer], Any]] = None,
+    ) -> OfferAnswer:
+        """``answer_offer`` for async hosts (see ``receive_async``): ``run`` may be a coroutine function; a
+        cancellation while it runs releases the pair, as an exception does."""
         received = None
         try:
             received, now_us, expires_us = await self._received_async(data, now)
-            await self._admit_async(received, now_us, expires_us)
+            await self._admit_async(received, now_us, expires_us, run is None)
         except AjpError as exc:
             return offer_refused(exc, received)
+        if run is not None:
+            await self._taken_async(run, received, now_us)
         return offer_accepted(received)
 
     @staticmethod

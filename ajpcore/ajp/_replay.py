@@ -1,5 +1,6 @@
-"""Replay protection: the ``ReplayGuard`` interface, per-sender quotas, the in-memory guard
-and the identity a guard keys senders by (their verifying key, not a claimed name).
+"""Replay protection: the ``ReplayGuard`` interface (pending, accepted, released pairs), quotas per
+sender group, the in-memory guard and the identity a guard keys senders by (their verifying key,
+not a claimed name).
 
 The guards shared by processes and hosts live beside it, one module per store:
 ``_replay_sqlite`` (one host) and ``_replay_redis`` (many hosts).
@@ -10,52 +11,86 @@ from __future__ import annotations
 import hashlib
 import heapq
 import threading
-from typing import Any, Callable, Dict, List, Mapping, Optional, Protocol, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Protocol, Tuple, Union
 
 from .. import _core
-from ..errors import Busy, InvalidMessage, ReplayedMessage
+from ..errors import Busy, InvalidMessage, JobInProgress, ReplayedMessage
 from ._rules import DEFAULT_SKEW_SECONDS
 
 
 class ReplayGuard(Protocol):
-    """Remembers accepted ``(identity, job_id)`` pairs until their offer can no longer be accepted.
+    """Remembers ``(identity, job_id)`` pairs until their offer can no longer be accepted, in two states.
 
-    ``admit`` records the pair and returns None, or raises ``ReplayedMessage``
-    (HTTP 409, ``.same_body`` True when ``digest`` equals the digest stored with
-    the accepted pair) when the pair is already held, ``Busy`` (HTTP 429,
-    ``retry_after``) when the guard cannot remember one more pair for this
-    sender or at all, ``InvalidMessage`` (400) for a job id longer than
-    ``MAX_JOB_ID_LENGTH``, and ``StateUnavailable`` (HTTP 503, ``retry_after``)
-    when its store cannot answer: never an acceptance it cannot make durable.
-    A guard must never forget a pair before ``expires_at + skew``: forgetting
-    early would let a replay through.
+    ``admit`` records the pair as *pending* for a short lease (the guard's
+    ``lease``, default ``DEFAULT_LEASE_SECONDS``) and returns None; ``confirm``
+    makes a pending pair *accepted* until ``expires_at + skew`` once the host
+    has the job; ``release`` drops a pending pair the host did not take (its
+    retry is then admitted anew), and a pending pair whose lease ran out (the
+    host died between the two) is admitted again.  ``admit(...,
+    confirmed=True)`` records the pair as accepted at once, for a caller that
+    takes the job in the same breath (``receive_offer``, ``Receiver.receive``).
+
+    ``admit`` raises ``ReplayedMessage`` (HTTP 409, ``.same_body`` True when
+    ``digest`` equals the digest stored with the accepted pair) when the pair
+    is accepted, ``JobInProgress`` (HTTP 503, ``retry_after`` = what is left
+    of the lease) when it is pending, ``Busy`` (HTTP 429, ``retry_after``) when
+    the guard cannot remember one more pair for this sender's quota group or at
+    all, ``InvalidMessage`` (400) for a job id longer than
+    ``MAX_JOB_ID_LENGTH``, and ``StateUnavailable`` (HTTP 503,
+    ``retry_after``) when its store cannot answer.  A store failure is never
+    an acceptance, and a failure that leaves the pair recorded anyway (a
+    timeout after the server ran the admit, a cancelled await) leaves it
+    pending: its retry finds it pending or admits it anew, never "duplicate"
+    for a job no host took.  A guard never forgets an accepted pair before
+    ``expires_at + skew``: forgetting early would let a replay through.
 
     ``digest`` (optional, bytes of at most 64) is what the guard remembers of
-    the accepted offer: ``receive_offer`` and ``Receiver`` pass ``offer_digest``
-    (the signature's raw bytes, which name the signed content under one key).
+    the offer: ``receive_offer`` and ``Receiver`` pass ``offer_digest`` (the
+    signature's raw bytes, which name the signed content under one key).
+    ``host`` (optional): the declaration host the sender's identity lives
+    under; identities of one host share one quota (``quota_group``).
+    ``first_use``: True when the sender's key was not pinned before this offer
+    (or the receiver keeps no pins); it may then hold only a smaller share
+    (``NEW_IDENTITY_SHARE``) of its group's quota.
 
-    ``blocking`` (class attribute): True when ``admit`` waits on I/O (SQLite,
-    a file, a synchronous Redis client), so an asyncio receiver must run it in
-    a worker thread; False when it returns at once (``MemoryReplayGuard``).  The
-    asyncio twins (``AsyncSQLiteReplayGuard``, ``AsyncRedisReplayGuard``) have a
-    coroutine ``admit`` with the same arguments and meaning instead.
+    ``blocking`` (class attribute): True when the methods wait on I/O (SQLite,
+    a synchronous Redis client), so an asyncio receiver must run them in a
+    worker thread; False when they return at once (``MemoryReplayGuard``).
+    The asyncio twins (``AsyncSQLiteReplayGuard``, ``AsyncRedisReplayGuard``)
+    have coroutine methods with the same arguments and meaning instead.
     """
 
     blocking: bool
 
     def admit(
-        self, identity: str, job_id: str, *, expires_at_us: int, now_us: int, digest: Optional[bytes] = None
+        self, identity: str, job_id: str, *, expires_at_us: int, now_us: int, digest: Optional[bytes] = None,
+        host: Optional[str] = None, first_use: bool = False, confirmed: bool = False,
     ) -> None: ...
+
+    def confirm(self, identity: str, job_id: str, *, now_us: int, host: Optional[str] = None) -> bool:
+        """Make the pending pair accepted; True when it is accepted now, False when no pair was held.
+
+        ``host``: the one given to ``admit`` (a store keyed by quota group finds the pair by it)."""
+        ...
+
+    def release(self, identity: str, job_id: str, *, now_us: int, host: Optional[str] = None) -> bool:
+        """Drop the pair if it is pending (never an accepted one); True when one was dropped."""
+        ...
 
 
 class AsyncReplayGuard(Protocol):
-    """The asyncio twin of ``ReplayGuard``: ``await guard.admit(...)``, same arguments, same outcomes."""
+    """The asyncio twin of ``ReplayGuard``: ``await guard.admit(...)``, ``confirm``, ``release``; same outcomes."""
 
     blocking: bool
 
     async def admit(
-        self, identity: str, job_id: str, *, expires_at_us: int, now_us: int, digest: Optional[bytes] = None
+        self, identity: str, job_id: str, *, expires_at_us: int, now_us: int, digest: Optional[bytes] = None,
+        host: Optional[str] = None, first_use: bool = False, confirmed: bool = False,
     ) -> None: ...
+
+    async def confirm(self, identity: str, job_id: str, *, now_us: int, host: Optional[str] = None) -> bool: ...
+
+    async def release(self, identity: str, job_id: str, *, now_us: int, host: Optional[str] = None) -> bool: ...
 
 
 def replay_identity(*, secret: Any = None, public_key: Any = None) -> str:
@@ -116,6 +151,67 @@ DEFAULT_QUOTA_SHARE = 4
 Quota = Union[int, Mapping[str, int], Callable[[str], Optional[int]], None]
 """``max_per_identity``: one int for every sender, a mapping identity -> int (others get the
 default), a callable identity -> int or None (None: the default), or None (the default)."""
+
+
+DEFAULT_LEASE_SECONDS = 5.0
+"""How long an admitted pair stays pending without ``confirm`` or ``release`` before it may be admitted again.
+
+It must cover the host's step between the admit and the confirm (recording the job, not running
+it); a worker that dies in between holds the pair this long, and the sender's retry is answered
+``JobInProgress`` with ``Retry-After`` until then."""
+NEW_IDENTITY_SHARE = 4
+"""A ``first_use`` admit is refused once its quota group holds ``quota // NEW_IDENTITY_SHARE`` pairs."""
+MAX_HOST_LENGTH = 253
+"""Longest ``host`` a guard groups quotas by (a DNS name's longest text form)."""
+
+
+def quota_group(identity: str, host: Optional[str]) -> str:
+    """The quota group of a sender: ``host:<host>`` for an identity under a declaration host, else the identity.
+
+    Every identity whose declaration lives under one host shares that host's
+    quota, so keys a sender mints for itself under its own domain add nothing
+    to its share of the table; an identity with no host (an HMAC sender) is
+    its own group.  ``max_per_identity`` is looked up by the group name.
+    """
+    if host is None:
+        return identity
+    if type(host) is not str or not host or len(host) > MAX_HOST_LENGTH:
+        raise ValueError(f"`host` must be None or a non-empty str of at most {MAX_HOST_LENGTH} characters")
+    return "host:" + host
+
+
+def group_limit(quota: int, first_use: bool) -> int:
+    """What a group may hold when this admit is counted: its quota, or the smaller share of a first use."""
+    return max(1, quota // NEW_IDENTITY_SHARE) if first_use else quota
+
+
+def lease_micros(lease: Any) -> int:
+    """The guard's ``lease`` (seconds, > 0) in µs, else ``ValueError``."""
+    if isinstance(lease, bool) or not isinstance(lease, (int, float)) or not 0 < lease <= 86_400:
+        raise ValueError("lease must be a number of seconds in (0, 86400]")
+    return max(1, int(lease * 1_000_000))
+
+
+def replayed(job_id: str, same_body: bool) -> ReplayedMessage:
+    return ReplayedMessage(f"job `{job_id}` from this sender was already received", same_body=same_body)
+
+
+def in_progress(job_id: str, lease_until_us: int, now_us: int) -> JobInProgress:
+    return JobInProgress(
+        f"job `{job_id}` from this sender is being taken by this receiver; retry later",
+        retry_after=_ceil_seconds(lease_until_us - now_us),
+    )
+
+
+def group_busy(limit: int, first_until_us: int, now_us: int) -> Busy:
+    return Busy(
+        f"this sender's quota group holds {limit} unexpired offers; retry later",
+        retry_after=_ceil_seconds(first_until_us - now_us),
+    )
+
+
+def table_full(first_until_us: int, now_us: int) -> Busy:
+    return Busy("replay guard is full of unexpired offers; retry later", retry_after=_ceil_seconds(first_until_us - now_us))
 
 
 def check_admit(identity: Any, job_id: Any, digest: Any, expires_at_us: Any, now_us: Any) -> None:
@@ -208,6 +304,35 @@ class Quotas:
         return f"Quotas({what!r}, default={self.default})"
 
 
+class AdmitPlan(NamedTuple):
+    """What one admit writes, decided before the store is touched (``SharedGuardSettings.plan``)."""
+
+    group: str  # the quota group (``quota_group``)
+    limit: int  # what the group may hold when this admit counts (``group_limit``)
+    hold: int  # held until (µs) once accepted: expires_at + skew
+    until: int  # held until (µs) as recorded: the lease end of a pending pair, else ``hold``
+
+
+class SharedGuardSettings:
+    """The settings and the admit plan the shared guards (SQLite, Redis) have in common."""
+
+    def __init__(self, quotas: Quotas, skew: float, lease: float) -> None:
+        self.quotas = quotas
+        self.skew_us = int(skew * 1_000_000)
+        self.lease_us = lease_micros(lease)
+
+    def plan(
+        self, identity: Any, job_id: Any, digest: Any, expires_at_us: Any, now_us: Any, host: Optional[str],
+        first_use: bool, confirmed: bool,
+    ) -> AdmitPlan:
+        """The arguments checked (``check_admit``) and what the admit records."""
+        check_admit(identity, job_id, digest, expires_at_us, now_us)
+        group = quota_group(identity, host)
+        hold = expires_at_us + self.skew_us
+        until = hold if confirmed else min(now_us + self.lease_us, hold)
+        return AdmitPlan(group, group_limit(self.quotas(group), first_use), hold, until)
+
+
 _heappush = heapq.heappush
 
 
@@ -215,28 +340,44 @@ def _ceil_seconds(us: int) -> int:
     return max(1, -(-us // 1_000_000))
 
 
-class MemoryReplayGuard:
-    """An in-process ``ReplayGuard`` holding at most ``max_entries`` pairs, a quota per sender.
+_Entry = Tuple[int, Optional[bytes], Optional[int], str]
+"""A held pair: (held until µs, digest, held-until once confirmed or None when accepted, quota group)."""
 
-    Each pair is kept until ``expires_at + skew``.  When a sender already holds
-    its quota of live pairs (``max_per_identity``: an int, a mapping identity ->
-    int, or a callable; default ``max_entries // 4``, 25,000 of the default
-    100,000; a quota that lets one sender fill the table is refused with
-    ``ValueError``), its next new offer is refused with ``Busy`` (429,
-    ``retry_after`` = seconds until its own next pair expires): one sender's
-    flood is answered 429 to that sender only.  When the whole table is full,
-    expired pairs are evicted first (oldest expiry first); if none has expired
-    the new offer is refused with ``Busy`` rather than forgetting a live pair,
-    which would re-open a replay window.
+
+class MemoryReplayGuard:
+    """An in-process ``ReplayGuard`` holding at most ``max_entries`` pairs, a quota per sender's group.
+
+    A pair is pending for ``lease`` seconds after ``admit`` (default
+    ``DEFAULT_LEASE_SECONDS``), accepted until ``expires_at + skew`` after
+    ``confirm`` (see ``ReplayGuard``).  Pending and accepted pairs both count
+    against quotas.  When a sender's quota group (``quota_group``: its
+    declaration host, else its identity) already holds its quota of live
+    pairs (``max_per_identity``: an int, a mapping group -> int, or a
+    callable; default ``max_entries // 4``, 25,000 of the default 100,000; a
+    quota that lets one group fill the table is refused with ``ValueError``),
+    its next new offer is refused with ``Busy`` (429, ``retry_after`` = seconds
+    until the group's next pair expires): one sender's flood is answered 429
+    to that sender's group only, however many keys it mints under its host.
+    A ``first_use`` admit gets ``quota // NEW_IDENTITY_SHARE`` of its group.
+    When the whole table is full, expired pairs are evicted first (oldest
+    expiry first); if none has expired the new offer is refused with ``Busy``
+    rather than forgetting a live pair, which would re-open a replay window.
+
+    Sizing: a group sustains ``quota / (max_lifetime + skew)`` offers per
+    second (each pair lives that long), and at most ``max_entries // quota``
+    groups (4 by default) can hold the table full at once: size ``quota`` for
+    the busiest honest host and ``max_entries`` for the hosts that may flood
+    together (``docs/deploying.md``).
 
     Sizes are bounded too: ``job_id`` at most ``MAX_JOB_ID_LENGTH`` (256)
     characters (longer: ``InvalidMessage``, 400) and the identity at most
     ``MAX_IDENTITY_LENGTH`` (256; longer: ``ValueError``), both ``str``
-    (``TypeError``), ``digest`` None or at most 64 bytes, so the table holds
-    at most ``max_entries`` pairs of at most 576 characters each.
+    (``TypeError``), ``digest`` None or at most 64 bytes, ``host`` at most
+    ``MAX_HOST_LENGTH``, so the table holds at most ``max_entries`` pairs of
+    bounded size.
 
-    Thread-safe: one lock around each ``admit`` (a few hundred nanoseconds,
-    see ``bench/test_state.py``).  It lives in one process: a receiver with
+    Thread-safe: one lock around each call (a few hundred nanoseconds, see
+    ``bench/test_state.py``).  It lives in one process: a receiver with
     several worker processes or hosts needs ``SQLiteReplayGuard`` or
     ``RedisReplayGuard`` (``docs/deploying.md``).
     """
@@ -244,11 +385,13 @@ class MemoryReplayGuard:
     blocking = False
 
     __slots__ = (
-        "max_entries", "quotas", "skew_us", "_fixed_quota", "_jobs", "_size", "_heap", "_full_until", "_lock"
+        "max_entries", "quotas", "skew_us", "lease_us", "_fixed_quota", "_jobs", "_groups", "_group_size", "_size",
+        "_heap", "_full_until", "_lock",
     )
 
     def __init__(
-        self, *, max_entries: int = 100_000, max_per_identity: Quota = None, skew: float = DEFAULT_SKEW_SECONDS
+        self, *, max_entries: int = 100_000, max_per_identity: Quota = None, skew: float = DEFAULT_SKEW_SECONDS,
+        lease: float = DEFAULT_LEASE_SECONDS,
     ) -> None:
         self.max_entries = _positive_int(max_entries, "max_entries")
         if max_entries < 2:
@@ -256,19 +399,43 @@ class MemoryReplayGuard:
         self.quotas = Quotas(max_per_identity, max_entries)
         self._fixed_quota = self.quotas.fixed
         self.skew_us = int(skew * 1_000_000)
-        self._jobs: Dict[str, Dict[str, Tuple[int, Optional[bytes]]]] = {}  # identity -> job_id -> (until µs, digest)
+        self.lease_us = lease_micros(lease)
+        self._jobs: Dict[str, Dict[str, _Entry]] = {}  # identity -> job_id -> entry
+        self._group_size: Dict[str, int] = {}  # quota group -> pairs it holds
+        self._groups: Dict[str, Dict[str, int]] = {}  # quota group -> identity -> pairs of it in the group
         self._size = 0
         self._heap: List[Tuple[int, str, str]] = []  # (until µs, identity, job_id) in expiry order, with stale entries
-        self._full_until: Dict[str, int] = {}  # identity at its quota -> its earliest expiry
+        self._full_until: Dict[str, int] = {}  # group at its limit -> its earliest expiry
         self._lock = threading.Lock()
 
     @property
     def max_per_identity(self) -> int:
-        """The default quota (what a sender not named by ``max_per_identity`` may hold)."""
+        """The default quota (what a group not named by ``max_per_identity`` may hold)."""
         return self.quotas.default
 
     def __len__(self) -> int:
         return self._size
+
+    def _drop(self, identity: str, job_id: str, held: Dict[str, _Entry], entry: _Entry) -> None:
+        """Forget one pair (caller holds the lock)."""
+        del held[job_id]
+        self._size -= 1
+        if not held:
+            del self._jobs[identity]
+            self._full_until.pop(identity, None)
+        group = entry[3]
+        if group != identity:  # a host's group: its own counts (an identity's group is its table of pairs)
+            counts = self._groups[group]
+            if counts[identity] > 1:
+                counts[identity] -= 1
+            else:
+                del counts[identity]
+            left = self._group_size[group] - 1
+            if left:
+                self._group_size[group] = left
+            else:
+                del self._group_size[group], self._groups[group]
+                self._full_until.pop(group, None)
 
     def _evict(self, now_us: int) -> None:
         heap, jobs = self._heap, self._jobs
@@ -278,74 +445,125 @@ class MemoryReplayGuard:
             if held is not None:
                 entry = held.get(job_id)
                 if entry is not None and entry[0] == t:
-                    del held[job_id]
-                    self._size -= 1
-                    if not held:
-                        del jobs[identity]
-                        self._full_until.pop(identity, None)
+                    self._drop(identity, job_id, held, entry)
 
-    def _sender_busy(self, identity: str, quota: int, now_us: int) -> Optional[Busy]:
-        """``Busy`` when ``identity`` holds ``quota`` live pairs, else None (after evicting expired ones)."""
-        known = self._full_until.get(identity)
+    def _held(self, group: str, hosted: bool) -> List[int]:
+        """The held-until of each pair ``group`` holds (caller holds the lock)."""
+        if not hosted:  # an identity's own group: every pair of that identity (conservative if it also has hosts)
+            return [e[0] for e in self._jobs.get(group, {}).values()]
+        return [e[0] for identity in self._groups.get(group, {}) for e in self._jobs[identity].values() if e[3] == group]
+
+    def _group_busy(self, group: str, limit: int, now_us: int, hosted: bool) -> Optional[Busy]:
+        """``Busy`` when ``group`` holds ``limit`` live pairs, else None (after evicting expired ones)."""
+        known = self._full_until.get(group)
         if known is None or known <= now_us:
             self._evict(now_us)
-            held = self._jobs.get(identity, {})
-            if len(held) < quota:
-                self._full_until.pop(identity, None)
+            held = self._held(group, hosted)
+            if len(held) < limit:
+                self._full_until.pop(group, None)
                 return None
-            # Every pair left is live and this sender can add none, so the answer holds
+            # Every pair left is live and this group can add none, so the answer holds
             # until its earliest expiry: computed once per expiry, not once per request.
-            known = min(entry[0] for entry in held.values())
-            self._full_until[identity] = known
-        return Busy(f"this sender holds {quota} unexpired offers; retry later", retry_after=_ceil_seconds(known - now_us))
+            known = min(held)
+            self._full_until[group] = known
+        return group_busy(limit, known, now_us)
 
     def admit(
-        self, identity: str, job_id: str, *, expires_at_us: int, now_us: int, digest: Optional[bytes] = None
+        self, identity: str, job_id: str, *, expires_at_us: int, now_us: int, digest: Optional[bytes] = None,
+        host: Optional[str] = None, first_use: bool = False, confirmed: bool = False,
     ) -> None:
-        """Record ``(identity, job_id)`` until ``expires_at_us + skew``; see ``ReplayGuard`` and the class docstring."""
+        """Record ``(identity, job_id)`` as pending (or accepted when ``confirmed``); see ``ReplayGuard``."""
         if not (  # check_admit's own first test, inline (the usual call); it raises the precise error otherwise
             type(identity) is str and type(job_id) is str and len(job_id) <= MAX_JOB_ID_LENGTH
             and len(identity) <= MAX_IDENTITY_LENGTH and type(expires_at_us) is int and type(now_us) is int
             and (digest is None or (type(digest) is bytes and len(digest) <= MAX_DIGEST_LENGTH))
         ):
             check_admit(identity, job_id, digest, expires_at_us, now_us)
+        group = identity if host is None else quota_group(identity, host)
         lock = self._lock
         lock.acquire()  # (acquire/release: a third of the cost of `with` here)
         try:
             jobs = self._jobs
             held_by = jobs.get(identity)
             entry = held_by.get(job_id) if held_by is not None else None
-            if entry is not None and entry[0] > now_us:
-                same = digest is not None and entry[1] is not None and entry[1] == digest
-                raise ReplayedMessage(f"job `{job_id}` from this sender was already received", same_body=same)
-            if entry is None:  # a new pair (an expired one is overwritten in place below)
-                if held_by is not None:
-                    quota = self._fixed_quota
-                    if quota is None:
-                        quota = self.quotas(identity)
-                    if len(held_by) >= quota:
-                        busy = self._sender_busy(identity, quota, now_us)
-                        if busy is not None:
-                            raise busy
-                        held_by = jobs.get(identity)  # its eviction may have dropped the sender
-                if self._size >= self.max_entries:
-                    self._evict(now_us)
-                    if self._size >= self.max_entries:
-                        wait = _ceil_seconds(self._heap[0][0] - now_us)
-                        raise Busy("replay guard is full of unexpired offers; retry later", retry_after=wait)
+            if entry is not None:
+                if entry[0] > now_us:
+                    if entry[2] is not None:
+                        raise in_progress(job_id, entry[0], now_us)
+                    raise replayed(job_id, digest is not None and entry[1] is not None and entry[1] == digest)
+                assert held_by is not None
+                self._drop(identity, job_id, held_by, entry)  # expired: admitted anew below, in its group now
+                held_by = jobs.get(identity)
+            held = (len(held_by) if held_by is not None else 0) if host is None else self._group_size.get(group, 0)
+            if held:
+                quota = self._fixed_quota
+                if quota is None:
+                    quota = self.quotas(group)
+                limit = group_limit(quota, True) if first_use else quota
+                if held >= limit:
+                    busy = self._group_busy(group, limit, now_us, host is not None)
+                    if busy is not None:
+                        raise busy
                     held_by = jobs.get(identity)  # the eviction may have dropped the sender
-                if held_by is None:
-                    held_by = jobs[identity] = {}
-                self._size += 1  # evictions only remove: the pair is still absent
-            t = expires_at_us + self.skew_us
-            assert held_by is not None  # the entry's own table, or the one just made
-            held_by[job_id] = (t, digest)
+            if self._size >= self.max_entries:
+                self._evict(now_us)
+                if self._size >= self.max_entries:
+                    raise table_full(self._heap[0][0], now_us)
+                held_by = jobs.get(identity)  # the eviction may have dropped the sender
+            if held_by is None:
+                held_by = jobs[identity] = {}
+            if host is not None:
+                counts = self._groups.get(group)
+                if counts is None:
+                    counts = self._groups[group] = {}
+                counts[identity] = counts.get(identity, 0) + 1
+                self._group_size[group] = self._group_size.get(group, 0) + 1
+            self._size += 1
+            hold = expires_at_us + self.skew_us
+            t = hold if confirmed else min(now_us + self.lease_us, hold)
+            held_by[job_id] = (t, digest, None if confirmed else hold, group)
+            if self._full_until:  # a group refused until its earliest expiry: this pair may expire sooner
+                known = self._full_until.get(group)
+                if known is not None and t < known:
+                    self._full_until[group] = t
             heap = self._heap
             _heappush(heap, (t, identity, job_id))
-            if len(heap) > 2 * self.max_entries:  # stale entries of re-admitted pairs
-                self._evict(now_us)
-                if len(self._heap) > 2 * self.max_entries:
-                    self._heap = [(e[0], i, j) for i, held_map in self._jobs.items() for j, e in held_map.items()]
-                    heapq.heapify(self._heap)
+            if len(heap) > 2 * self.max_entries:  # stale entries of re-admitted and confirmed pairs
+                self._compact(now_us)
         finally:
             lock.release()
+
+    def _compact(self, now_us: int) -> None:
+        self._evict(now_us)
+        if len(self._heap) > 2 * self.max_entries:
+            self._heap = [(e[0], i, j) for i, held_map in self._jobs.items() for j, e in held_map.items()]
+            heapq.heapify(self._heap)
+
+    def confirm(self, identity: str, job_id: str, *, now_us: int, host: Optional[str] = None) -> bool:
+        """Make the pair accepted until ``expires_at + skew``; True when it is accepted now (see ``ReplayGuard``)."""
+        check_admit(identity, job_id, None, 0, now_us)
+        with self._lock:
+            held_by = self._jobs.get(identity)
+            entry = held_by.get(job_id) if held_by is not None else None
+            if entry is None:
+                return False
+            if entry[2] is not None:
+                assert held_by is not None
+                held_by[job_id] = (entry[2], entry[1], None, entry[3])
+                _heappush(self._heap, (entry[2], identity, job_id))
+                if len(self._heap) > 2 * self.max_entries:
+                    self._compact(now_us)
+            return True
+
+    def release(self, identity: str, job_id: str, *, now_us: int, host: Optional[str] = None) -> bool:
+        """Drop the pair if it is pending; True when one was dropped (see ``ReplayGuard``)."""
+        check_admit(identity, job_id, None, 0, now_us)
+        with self._lock:
+            held_by = self._jobs.get(identity)
+            entry = held_by.get(job_id) if held_by is not None else None
+            if entry is None or entry[2] is None:
+                return False
+            assert held_by is not None
+            self._drop(identity, job_id, held_by, entry)
+            self._full_until.pop(entry[3], None)  # room again before the group's earliest expiry
+            return True

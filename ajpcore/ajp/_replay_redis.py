@@ -1,85 +1,124 @@
 """The replay guard of several hosts: Redis or Valkey through redis-py (``RedisReplayGuard``) and ``redis.asyncio``.
 
-One admit is one round trip: ``EVALSHA`` of a Lua script (loaded on first use;
-after a ``SCRIPT FLUSH``, a restart or a failover the server answers
-``NOSCRIPT`` and the guard loads it again and retries) that looks the pair up,
-checks the sender's quota (purging its expired pairs when it is reached) and
-records the pair, atomically, since Redis runs a script alone.  The command
-is sent with ``execute_command`` rather than redis-py's ``Script`` object,
-which costs a few microseconds more per call for the same NOSCRIPT recovery.  A sender's keys share one hash tag (``{identity}``), so the
-script touches one slot and runs on Redis Cluster.
+Every call (``admit``, ``confirm``, ``release``) is one round trip: ``EVALSHA``
+of one Lua script (``STATE_SCRIPT``, loaded again on ``NOSCRIPT``) that does
+the whole step atomically, since Redis runs a script alone.  The admit looks
+the pair up, checks the quota of the sender's group (purging the group's
+expired pairs when it is reached) and records the pair, pending or accepted.
+A quota group's keys share one hash tag (``{group}``), so each call touches
+one slot and runs on Redis Cluster.
 
-Keys (``P`` the prefix, ``T`` the identity's hash tag): ``P replay: T :held``, a
-sorted set of job ids scored by held-until (µs on the receiver's clock, which
-``now_us`` also is), and ``P replay: T :digest``, a hash job id -> digest.  Both
-expire (relative ``PEXPIRE``, so clock offsets between hosts and server do not
-matter) once the sender's last pair has, so an idle sender leaves nothing.
+Keys (``P`` the prefix, ``G`` the group's hash tag): ``P replay: G :pairs``, a
+sorted set of pairs scored by held-until (µs on the receiver's clock, which
+``now_us`` also is: the lease end of a pending pair), ``P replay: G
+:digests``, a hash pair -> digest, and ``P replay: G :pending``, a hash pending
+pair -> the held-until its confirm gives.  A pair is the member
+``<len(identity)>:<identity><job_id>``.  The keys expire (relative
+``PEXPIRE``, so clock offsets between hosts and server do not matter) once
+the group's last pair has, so an idle group leaves nothing.  (Before 0.6 the
+keys were ``:held`` and ``:digest`` per identity, with no pending state: the
+new names never read the old ones.)
 """
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any, List, Optional
 
-from .._state_redis import (
-    DEFAULT_PREFIX,
-    RedisPolicy,
-    check_prefix,
-    hash_tag,
-    is_no_script,
-    is_store_error,
-    unavailable,
-)
-from ..errors import Busy, ReplayedMessage
+from .._state_redis import DEFAULT_PREFIX, RedisStore, Script, hash_tag, unavailable
 from ._replay import (
+    DEFAULT_LEASE_SECONDS,
     Quota,
     Quotas,
-    _ceil_seconds,
+    SharedGuardSettings,
     check_admit,
+    group_busy,
+    in_progress,
+    quota_group,
+    replayed,
 )
 from ._rules import DEFAULT_SKEW_SECONDS
 
-__all__ = ["RedisReplayGuard", "AsyncRedisReplayGuard", "ADMIT_SCRIPT", "DEFAULT_REDIS_QUOTA"]
+__all__ = ["RedisReplayGuard", "AsyncRedisReplayGuard", "STATE_SCRIPT", "DEFAULT_REDIS_QUOTA"]
 
 DEFAULT_REDIS_QUOTA = 25_000
-"""Live pairs one sender may hold without ``max_per_identity`` (the memory guard's default for 100,000 entries)."""
+"""Live pairs one quota group may hold without ``max_per_identity`` (the memory guard's default for 100,000 entries)."""
 
-ADMIT_SCRIPT = """
+STATE_SCRIPT = """
 -- times travel as decimal strings (ARGV): Lua would print a number of 16 digits as 1.759e+15
-local held, digests = KEYS[1], KEYS[2]
-local job, hold, now, quota = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-local score = redis.call('ZSCORE', held, job)
-if score and tonumber(score) > now then
-  return {1, redis.call('HGET', digests, job)}
+local pairs, digests, pending = KEYS[1], KEYS[2], KEYS[3]
+local op, member, now = ARGV[1], ARGV[2], tonumber(ARGV[3])
+if op == 'c' then  -- confirm: a pending pair is accepted until its hold
+  local hold = redis.call('HGET', pending, member)
+  if hold then
+    redis.call('ZADD', pairs, hold, member)
+    redis.call('HDEL', pending, member)
+    return 1
+  end
+  if redis.call('ZSCORE', pairs, member) then return 1 end
+  return 0
 end
-if not score and redis.call('ZCARD', held) >= quota then
+if op == 'r' then  -- release: a pending pair only
+  if redis.call('HDEL', pending, member) == 1 then
+    redis.call('ZREM', pairs, member)
+    redis.call('HDEL', digests, member)
+    return 1
+  end
+  return 0
+end
+-- admit: ARGV[4] held-until, ARGV[5] the group's limit, ARGV[6] digest (hex or ''), ARGV[7] hold ('' = accepted)
+local limit, hold = tonumber(ARGV[5]), ARGV[7]
+local score = redis.call('ZSCORE', pairs, member)
+if score and tonumber(score) > now then
+  if redis.call('HEXISTS', pending, member) == 1 then return {3, score} end
+  return {1, redis.call('HGET', digests, member)}
+end
+if redis.call('ZCARD', pairs) >= limit then
   -- expired pairs are dropped only here: the set never holds more than the quota, and each
-  -- expired pair is read once, so a sender flooding past its quota costs O(log n) per refusal
-  local old = redis.call('ZRANGEBYSCORE', held, '-inf', ARGV[3])
+  -- expired pair is read once, so a group flooding past its quota costs O(log n) per refusal
+  local old = redis.call('ZRANGEBYSCORE', pairs, '-inf', ARGV[3])
   for i = 1, #old, 1000 do
     local chunk = {unpack(old, i, math.min(i + 999, #old))}
-    redis.call('ZREM', held, unpack(chunk))
+    redis.call('ZREM', pairs, unpack(chunk))
     redis.call('HDEL', digests, unpack(chunk))
+    redis.call('HDEL', pending, unpack(chunk))
   end
-  if redis.call('ZCARD', held) >= quota then
-    return {2, redis.call('ZRANGE', held, 0, 0, 'WITHSCORES')[2]}
+  if redis.call('ZCARD', pairs) >= limit then
+    return {2, redis.call('ZRANGE', pairs, 0, 0, 'WITHSCORES')[2]}
   end
 end
-redis.call('ZADD', held, ARGV[2], job)
-if ARGV[5] ~= '' then redis.call('HSET', digests, job, ARGV[5]) elseif score then redis.call('HDEL', digests, job) end
--- both keys outlive the sender's last pair (a relative expiry: host and server clocks may differ);
+redis.call('ZADD', pairs, ARGV[4], member)
+if ARGV[6] ~= '' then redis.call('HSET', digests, member, ARGV[6]) elseif score then redis.call('HDEL', digests, member) end
+if hold ~= '' then redis.call('HSET', pending, member, hold) elseif score then redis.call('HDEL', pending, member) end
+-- the keys outlive the group's last pair (a relative expiry: host and server clocks may differ);
 -- extended with a minute to spare, so most admits find the expiry already long enough
-local ttl = math.ceil((hold - now) / 1000) + 1000
-if redis.call('PTTL', held) < ttl then
-  redis.call('PEXPIRE', held, ttl + 60000)
-  redis.call('PEXPIRE', digests, ttl + 60000)
+local ttl = math.ceil((tonumber(hold ~= '' and hold or ARGV[4]) - now) / 1000) + 1000
+local function outlive(key)
+  if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, ttl + 60000) end
 end
+outlive(pairs)
+if ARGV[6] ~= '' then outlive(digests) end
+if hold ~= '' then outlive(pending) end
 return 0
 """
-"""The admit, run atomically by the server. Answers 0 admitted, {1, digest|nil} replay, {2, first expiry} busy."""
+"""Admit, confirm and release, run atomically by the server. The admit answers 0 admitted,
+{1, digest|nil} accepted already, {2, first expiry} busy, {3, lease end} pending."""
+
+_SCRIPT = Script(STATE_SCRIPT)
 
 
-class _RedisGuardBase:
+def _admitted(answer: Any) -> bool:
+    """Whether an admit wrote the pair (it answers 0)."""
+    return bool(answer == 0)
+
+
+def _settled(answer: Any) -> bool:
+    """Whether a confirm or release changed the pair (it answers 1)."""
+    return bool(answer == 1)
+
+
+class _RedisGuardBase(RedisStore, SharedGuardSettings):
+    what = "replay guard"
+
     def __init__(
         self,
         client: Any,
@@ -87,42 +126,56 @@ class _RedisGuardBase:
         prefix: str = DEFAULT_PREFIX,
         max_per_identity: Quota = None,
         skew: float = DEFAULT_SKEW_SECONDS,
+        lease: float = DEFAULT_LEASE_SECONDS,
         require_noeviction: bool = True,
+        min_replicas: int = 0,
+        replica_timeout: float = 1.0,
     ) -> None:
-        self.client = client
-        self.prefix = check_prefix(prefix)
-        self.quotas = Quotas(max_per_identity, None, default=DEFAULT_REDIS_QUOTA)
-        self.skew_us = int(skew * 1_000_000)
-        self.policy = RedisPolicy(require_noeviction)
-        self._sha = hashlib.sha1(ADMIT_SCRIPT.encode("utf-8")).hexdigest()
+        RedisStore.__init__(
+            self, client, prefix=prefix, require_noeviction=require_noeviction, min_replicas=min_replicas,
+            replica_timeout=replica_timeout,
+        )
+        SharedGuardSettings.__init__(self, Quotas(max_per_identity, None, default=DEFAULT_REDIS_QUOTA), skew, lease)
 
-    def keys(self, identity: str) -> List[str]:
-        """The two keys holding ``identity``'s pairs (one hash slot)."""
-        base = f"{self.prefix}replay:{hash_tag(identity)}"
-        return [base + ":held", base + ":digest"]
+    def keys(self, group: str) -> List[str]:
+        """The three keys holding a quota group's pairs (one hash slot); ``group`` as ``quota_group`` names it."""
+        base = f"{self.prefix}replay:{hash_tag(group)}"
+        return [base + ":pairs", base + ":digests", base + ":pending"]
 
-    def _args(
-        self, identity: str, job_id: str, expires_at_us: Any, now_us: Any, digest: Optional[bytes]
+    @staticmethod
+    def member(identity: str, job_id: str) -> str:
+        """The member naming ``(identity, job_id)`` in its group's keys (the length makes it unambiguous)."""
+        return f"{len(identity)}:{identity}{job_id}"
+
+    def _admit_args(
+        self, identity: str, job_id: str, expires_at_us: Any, now_us: Any, digest: Optional[bytes],
+        host: Optional[str], first_use: bool, confirmed: bool,
     ) -> List[Any]:
-        check_admit(identity, job_id, digest, expires_at_us, now_us)
-        held_until = expires_at_us + self.skew_us
+        plan = self.plan(identity, job_id, digest, expires_at_us, now_us, host, first_use, confirmed)
         # the digest travels as hex, so a client with decode_responses=True reads it back intact
-        return [job_id, str(held_until), str(now_us), self.quotas(identity), digest.hex() if digest else ""]
+        return [
+            *self.keys(plan.group), "a", self.member(identity, job_id), str(now_us), str(plan.until), plan.limit,
+            digest.hex() if digest else "", "" if confirmed else str(plan.hold),
+        ]
 
-    def _answer(self, answer: Any, identity: str, job_id: str, now_us: int, digest: Optional[bytes]) -> None:
+    def _pair_args(self, op: str, identity: str, job_id: str, now_us: Any, host: Optional[str]) -> List[Any]:
+        check_admit(identity, job_id, None, 0, now_us)
+        return [*self.keys(quota_group(identity, host)), op, self.member(identity, job_id), str(now_us)]
+
+    def _answer(self, answer: Any, args: List[Any], job_id: str, now_us: int, digest: Optional[bytes]) -> None:
         if answer == 0:
             return
-        if not isinstance(answer, list) or not answer or answer[0] not in (1, 2):
-            raise unavailable(ValueError(f"unexpected script answer {answer!r}"), "replay guard")
+        if not isinstance(answer, list) or not answer or answer[0] not in (1, 2, 3):
+            raise unavailable(ValueError(f"unexpected script answer {answer!r}"), self.what)
         if answer[0] == 1:
             stored = answer[1] if len(answer) > 1 else None
             if isinstance(stored, bytes):
                 stored = stored.decode("ascii", "replace")
-            same = digest is not None and isinstance(stored, str) and stored == digest.hex()
-            raise ReplayedMessage(f"job `{job_id}` from this sender was already received", same_body=same)
+            raise replayed(job_id, digest is not None and isinstance(stored, str) and stored == digest.hex())
         first = int(float(answer[1]))
-        quota = self.quotas(identity)
-        raise Busy(f"this sender holds {quota} unexpired offers; retry later", retry_after=_ceil_seconds(first - now_us))
+        if answer[0] == 3:
+            raise in_progress(job_id, first, now_us)
+        raise group_busy(args[7], first, now_us)
 
 
 class RedisReplayGuard(_RedisGuardBase):
@@ -130,99 +183,87 @@ class RedisReplayGuard(_RedisGuardBase):
 
     ``client``: a ``redis.Redis`` (or ``redis.RedisCluster``) built by the
     caller; its timeouts (``socket_timeout``, ``socket_connect_timeout``) bound
-    how long an admit can wait.  ``prefix`` (default ``"ajp:"``, no braces)
+    how long a call can wait.  ``prefix`` (default ``"ajp:"``, no braces)
     separates receivers sharing a server.  ``max_per_identity``: the quota per
-    sender (an int, a mapping or a callable, as ``MemoryReplayGuard``; default
-    25,000).  ``max_entries`` does not apply: there is no table bound of ours,
-    the server's ``maxmemory`` is, and with ``noeviction`` a full server
-    answers out-of-memory, which is a refusal (``StateUnavailable``).
+    group (an int, a mapping or a callable, as ``MemoryReplayGuard``; default
+    25,000).  ``lease``: as ``MemoryReplayGuard``.  ``max_entries`` does not
+    apply: there is no table bound of ours, the server's ``maxmemory`` is, and
+    with ``noeviction`` a full server answers out-of-memory, which is a
+    refusal (``StateUnavailable``).
+
+    ``min_replicas`` (default 0) and ``replica_timeout`` (seconds, default 1):
+    each write (an admit that recorded the pair, a confirm, a release) is
+    followed by ``WAIT`` on the same connection, and fewer acknowledgements
+    than ``min_replicas`` answer ``StateUnavailable``: a pair the guard reported
+    recorded survives a failover to one of those replicas.  A pending admit
+    refused this way stays pending on the primary until its lease ends (its
+    retry is never "duplicate"); use ``run=`` on the Receiver with it.
 
     ``require_noeviction`` (default True): on first use and every 60 s the
     guard reads ``maxmemory-policy`` and answers ``StateUnavailable`` while it
     is not ``noeviction`` (eviction silently forgets accepted offers); a server
     that refuses ``CONFIG GET`` gets one ``RuntimeWarning``.
 
-    ``admit`` raises ``ReplayedMessage`` (409, ``.same_body``), ``Busy`` (429),
-    ``InvalidMessage`` (400) for an oversize job id, and ``StateUnavailable``
-    (503) for every server or connection failure: refused, timed out, out of
-    memory, read-only replica, loading.  Durability across a server restart
-    needs persistence (``appendonly yes``; ``appendfsync always`` to lose no
-    acknowledged admit, ``everysec`` loses up to a second): see
-    ``docs/deploying.md``.
+    ``admit`` raises ``ReplayedMessage`` (409, ``.same_body``),
+    ``JobInProgress`` (503, a pending pair), ``Busy`` (429), ``InvalidMessage``
+    (400) for an oversize job id, and ``StateUnavailable`` (503) for every
+    server or connection failure: refused, timed out, out of memory,
+    read-only replica, loading.  A timeout may come after the server ran the
+    admit: the pair is then pending, and its lease ends it.  Durability across
+    a server restart needs persistence (``appendonly yes``; ``appendfsync
+    always`` to lose no acknowledged admit, ``everysec`` loses up to a
+    second): see ``docs/deploying.md``.
     """
 
     blocking = True
 
     def admit(
-        self, identity: str, job_id: str, *, expires_at_us: int, now_us: int, digest: Optional[bytes] = None
+        self, identity: str, job_id: str, *, expires_at_us: int, now_us: int, digest: Optional[bytes] = None,
+        host: Optional[str] = None, first_use: bool = False, confirmed: bool = False,
     ) -> None:
-        """Record ``(identity, job_id)`` until ``expires_at_us + skew``: one round trip; see the class docstring."""
-        args = self._args(identity, job_id, expires_at_us, now_us, digest)
-        try:
-            if self.policy.due():
-                self._check_policy()
-            keys = self.keys(identity)
-            try:
-                answer = self.client.execute_command("EVALSHA", self._sha, 2, *keys, *args)
-            except Exception as exc:
-                if not is_no_script(exc):
-                    raise
-                self.client.script_load(ADMIT_SCRIPT)  # a new server, a failover, SCRIPT FLUSH
-                answer = self.client.execute_command("EVALSHA", self._sha, 2, *keys, *args)
-        except Exception as exc:
-            if is_store_error(exc):
-                raise unavailable(exc, "replay guard") from None
-            raise
-        self._answer(answer, identity, job_id, now_us, digest)
+        """Record ``(identity, job_id)`` as pending (accepted when ``confirmed``): one round trip; see ``ReplayGuard``."""
+        args = self._admit_args(identity, job_id, expires_at_us, now_us, digest, host, first_use, confirmed)
+        self._answer(self.run_script(_SCRIPT, args[:3], args[3:], _admitted), args, job_id, now_us, digest)
 
-    def _check_policy(self) -> None:
-        try:
-            answer = self.client.config_get("maxmemory-policy")
-        except Exception as exc:
-            if not RedisPolicy.is_refusal(exc):
-                raise
-            self.policy.unreadable(str(exc))
-            return
-        self.policy.verdict(answer)
+    def confirm(self, identity: str, job_id: str, *, now_us: int, host: Optional[str] = None) -> bool:
+        """Make the pair accepted until ``expires_at + skew``; True when it is accepted now (see ``ReplayGuard``).
+
+        ``host``: the one given to ``admit`` (the pair lives in its group's keys).
+        """
+        args = self._pair_args("c", identity, job_id, now_us, host)
+        return bool(self.run_script(_SCRIPT, args[:3], args[3:], _settled) == 1)
+
+    def release(self, identity: str, job_id: str, *, now_us: int, host: Optional[str] = None) -> bool:
+        """Drop the pair if it is pending; True when one was dropped (see ``ReplayGuard``)."""
+        args = self._pair_args("r", identity, job_id, now_us, host)
+        return bool(self.run_script(_SCRIPT, args[:3], args[3:], _settled) == 1)
 
 
 class AsyncRedisReplayGuard(_RedisGuardBase):
     """The asyncio twin of ``RedisReplayGuard`` over a ``redis.asyncio.Redis`` client: ``await guard.admit(...)``.
 
     Same keywords, keys, script and outcomes as ``RedisReplayGuard``; one round
-    trip per admit, and the event loop never blocks on the server.
+    trip per call, and the event loop never blocks on the server.  An admit
+    whose await is cancelled after the script was sent may still have run:
+    the pair is then pending until its lease ends.
     """
 
     blocking = False
 
     async def admit(
-        self, identity: str, job_id: str, *, expires_at_us: int, now_us: int, digest: Optional[bytes] = None
+        self, identity: str, job_id: str, *, expires_at_us: int, now_us: int, digest: Optional[bytes] = None,
+        host: Optional[str] = None, first_use: bool = False, confirmed: bool = False,
     ) -> None:
-        """Record ``(identity, job_id)`` until ``expires_at_us + skew``; see ``RedisReplayGuard.admit``."""
-        args = self._args(identity, job_id, expires_at_us, now_us, digest)
-        try:
-            if self.policy.due():
-                await self._check_policy()
-            keys = self.keys(identity)
-            try:
-                answer = await self.client.execute_command("EVALSHA", self._sha, 2, *keys, *args)
-            except Exception as exc:
-                if not is_no_script(exc):
-                    raise
-                await self.client.script_load(ADMIT_SCRIPT)
-                answer = await self.client.execute_command("EVALSHA", self._sha, 2, *keys, *args)
-        except Exception as exc:
-            if is_store_error(exc):
-                raise unavailable(exc, "replay guard") from None
-            raise
-        self._answer(answer, identity, job_id, now_us, digest)
+        """Record ``(identity, job_id)``; see ``RedisReplayGuard.admit``."""
+        args = self._admit_args(identity, job_id, expires_at_us, now_us, digest, host, first_use, confirmed)
+        self._answer(await self.run_script_async(_SCRIPT, args[:3], args[3:], _admitted), args, job_id, now_us, digest)
 
-    async def _check_policy(self) -> None:
-        try:
-            answer = await self.client.config_get("maxmemory-policy")
-        except Exception as exc:
-            if not RedisPolicy.is_refusal(exc):
-                raise
-            self.policy.unreadable(str(exc))
-            return
-        self.policy.verdict(answer)
+    async def confirm(self, identity: str, job_id: str, *, now_us: int, host: Optional[str] = None) -> bool:
+        """``RedisReplayGuard.confirm``, awaited."""
+        args = self._pair_args("c", identity, job_id, now_us, host)
+        return bool(await self.run_script_async(_SCRIPT, args[:3], args[3:], _settled) == 1)
+
+    async def release(self, identity: str, job_id: str, *, now_us: int, host: Optional[str] = None) -> bool:
+        """``RedisReplayGuard.release``, awaited."""
+        args = self._pair_args("r", identity, job_id, now_us, host)
+        return bool(await self.run_script_async(_SCRIPT, args[:3], args[3:], _settled) == 1)

@@ -2,11 +2,13 @@
 
 Each ``admit`` is one ``BEGIN IMMEDIATE`` transaction (the database's single
 writer lock, so two processes cannot both find a pair absent and both insert
-it), in WAL mode so readers never wait.  The per-sender and whole-table
-counts are kept by triggers, so the quota and the full-table refusal cost an
-index probe, not a count.  Expired rows are purged as admits go (a bounded
-batch every ``PURGE_EVERY`` admits, and all of one sender's when it reaches
-its quota).
+it), in WAL mode so readers never wait; so are ``confirm`` and ``release``.
+A pending row's ``held_until`` is its lease end and its ``hold`` what a
+confirm makes it (NULL once accepted).  The per-group and whole-table counts
+are kept by triggers, so the quota and the full-table refusal cost an index
+probe, not a count.  Expired rows are purged as admits go (a bounded batch
+every ``PURGE_EVERY`` admits, and all of one group's when it reaches its
+quota).
 """
 
 from __future__ import annotations
@@ -15,12 +17,22 @@ import asyncio
 import functools
 import os
 import sqlite3
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Optional
+from concurrent.futures import Future
+from typing import Any, Optional, Tuple
 
-from .._state_sqlite import Commit, Rollback, SQLiteState
-from ..errors import Busy, ReplayedMessage
-from ._replay import Quota, Quotas, _ceil_seconds, check_admit
+from .._state_sqlite import Commit, Rollback, SQLiteState, WorkerThread
+from ..errors import StateUnavailable
+from ._replay import (
+    DEFAULT_LEASE_SECONDS,
+    Quota,
+    Quotas,
+    SharedGuardSettings,
+    check_admit,
+    group_busy,
+    in_progress,
+    replayed,
+    table_full,
+)
 from ._rules import DEFAULT_SKEW_SECONDS
 
 __all__ = ["SQLiteReplayGuard", "AsyncSQLiteReplayGuard", "PURGE_EVERY", "PURGE_BATCH"]
@@ -30,26 +42,30 @@ PURGE_EVERY = 16
 PURGE_BATCH = 64
 """Rows the periodic purge deletes at most: more than ``PURGE_EVERY``, so the purge outruns the inserts."""
 
-# One statement for everything an admit reads: the pair (held until, digest), the sender's and the table's counts.
+# One statement for everything an admit reads: the pair (held until, digest, hold), its group's and the table's counts.
 _LOOKUP = (
     "SELECT (SELECT held_until FROM replay WHERE identity = ?1 AND job_id = ?2),"
     " (SELECT digest FROM replay WHERE identity = ?1 AND job_id = ?2),"
-    " (SELECT live FROM replay_senders WHERE identity = ?1), (SELECT live FROM replay_total)"
+    " (SELECT hold FROM replay WHERE identity = ?1 AND job_id = ?2),"
+    " (SELECT live FROM replay_groups WHERE grp = ?3), (SELECT live FROM replay_total)"
 )
 _PURGE = (
     "DELETE FROM replay WHERE (identity, job_id) IN"
     " (SELECT identity, job_id FROM replay WHERE held_until <= ? ORDER BY held_until LIMIT ?)"
 )
+_CONFIRM = "UPDATE replay SET held_until = hold, hold = NULL WHERE identity = ? AND job_id = ? AND hold IS NOT NULL"
+_HELD = "SELECT 1 FROM replay WHERE identity = ? AND job_id = ?"
+_RELEASE = "DELETE FROM replay WHERE identity = ? AND job_id = ? AND hold IS NOT NULL"
 
 
-class SQLiteReplayGuard:
+class SQLiteReplayGuard(SharedGuardSettings):
     """A ``ReplayGuard`` in a SQLite file, shared by every thread and process that opens ``path``.
 
     Same meaning and keywords as ``MemoryReplayGuard`` (``max_entries``,
-    ``max_per_identity``, ``skew``): exactly one acceptance per ``(identity,
-    job_id)`` until ``expires_at + skew``, the quota per sender and the
-    full-table refusal (``Busy``, 429), under any interleaving of threads and
-    processes on this host.
+    ``max_per_identity``, ``skew``, ``lease``): exactly one admit per
+    ``(identity, job_id)`` while it is pending or accepted, the quota per
+    group and the full-table refusal (``Busy``, 429), under any interleaving
+    of threads and processes on this host.
 
     - ``path``: the database file, created with mode 0600 (SQLite gives its
       ``-wal`` and ``-shm`` files the same mode); it must be on a local file
@@ -66,7 +82,8 @@ class SQLiteReplayGuard:
     - ``busy_timeout``: seconds an admit waits for another process's
       transaction; past it ``StateUnavailable`` (503).
 
-    ``admit`` raises ``ReplayedMessage`` (409, ``.same_body``), ``Busy`` (429),
+    ``admit`` raises ``ReplayedMessage`` (409, ``.same_body``), ``JobInProgress``
+    (503, a pending pair), ``Busy`` (429),
     ``InvalidMessage`` (400) for an oversize job id, and ``StateUnavailable``
     (503, ``retry_after``) for any store failure: locked past the busy timeout,
     a corrupt file, a read-only file or directory, a full disk.  Construction
@@ -83,6 +100,7 @@ class SQLiteReplayGuard:
         max_entries: int = 1_000_000,
         max_per_identity: Quota = None,
         skew: float = DEFAULT_SKEW_SECONDS,
+        lease: float = DEFAULT_LEASE_SECONDS,
         synchronous: str = "NORMAL",
         busy_timeout: float = 5.0,
         allow_network_filesystem: bool = False,
@@ -90,8 +108,7 @@ class SQLiteReplayGuard:
         if isinstance(max_entries, bool) or not isinstance(max_entries, int) or max_entries < 2:
             raise ValueError("max_entries must be an int >= 2")
         self.max_entries = max_entries
-        self.quotas = Quotas(max_per_identity, max_entries)
-        self.skew_us = int(skew * 1_000_000)
+        SharedGuardSettings.__init__(self, Quotas(max_per_identity, max_entries), skew, lease)
         self._state = SQLiteState(
             path, synchronous=synchronous, busy_timeout=busy_timeout, allow_network_filesystem=allow_network_filesystem
         )
@@ -114,80 +131,130 @@ class SQLiteReplayGuard:
         self._state.close()
 
     def admit(
-        self, identity: str, job_id: str, *, expires_at_us: int, now_us: int, digest: Optional[bytes] = None
+        self, identity: str, job_id: str, *, expires_at_us: int, now_us: int, digest: Optional[bytes] = None,
+        host: Optional[str] = None, first_use: bool = False, confirmed: bool = False,
     ) -> None:
-        """Record ``(identity, job_id)`` until ``expires_at_us + skew``; see ``ReplayGuard`` and the class docstring."""
-        check_admit(identity, job_id, digest, expires_at_us, now_us)
-        quota = self.quotas(identity)
-        held_until = expires_at_us + self.skew_us
+        """Record ``(identity, job_id)`` as pending (accepted when ``confirmed``): one transaction; see ``ReplayGuard``."""
+        plan = self.plan(identity, job_id, digest, expires_at_us, now_us, host, first_use, confirmed)
         self._admits += 1
         purge = self._admits % PURGE_EVERY == 0
-        self._state.transaction(
-            functools.partial(self._admit, identity, job_id, held_until, now_us, digest, quota, purge)
-        )
+        row = (identity, job_id, plan.until, digest, plan.group, None if confirmed else plan.hold)
+        self._state.transaction(functools.partial(self._admit, row, now_us, plan.limit, purge))
 
-    def _admit(
-        self, identity: str, job_id: str, held_until: int, now_us: int, digest: Optional[bytes], quota: int,
-        purge: bool, conn: sqlite3.Connection,
-    ) -> None:
-        held, stored, live, total = conn.execute(_LOOKUP, (identity, job_id)).fetchone()
+    def _admit(self, row: Tuple[Any, ...], now_us: int, limit: int, purge: bool, conn: sqlite3.Connection) -> None:
+        identity, job_id, _, digest, group, _ = row
+        held, stored, pending, live, total = conn.execute(_LOOKUP, (identity, job_id, group)).fetchone()
         if held is not None:
             if held > now_us:
-                same = digest is not None and stored is not None and bytes(stored) == digest
-                raise Rollback(ReplayedMessage(f"job `{job_id}` from this sender was already received", same_body=same))
+                if pending is not None:
+                    raise Rollback(in_progress(job_id, held, now_us))
+                raise Rollback(replayed(job_id, digest is not None and stored is not None and bytes(stored) == digest))
             conn.execute("DELETE FROM replay WHERE identity = ? AND job_id = ?", (identity, job_id))
         if purge:
             conn.execute(_PURGE, (now_us, PURGE_BATCH))
-        if held is None and (live is not None and live >= quota or total >= self.max_entries):
-            live = conn.execute("SELECT live FROM replay_senders WHERE identity = ?", (identity,)).fetchone()
-            if live is not None and live[0] >= quota:
-                conn.execute("DELETE FROM replay WHERE identity = ? AND held_until <= ?", (identity, now_us))
-                live = conn.execute("SELECT live FROM replay_senders WHERE identity = ?", (identity,)).fetchone()
-                if live is not None and live[0] >= quota:
-                    first = conn.execute("SELECT min(held_until) FROM replay WHERE identity = ?", (identity,)).fetchone()
-                    busy = Busy(f"this sender holds {quota} unexpired offers; retry later",
-                                retry_after=_ceil_seconds(first[0] - now_us))
-                    raise Commit(busy)  # keep the purge
+        if live is not None and live >= limit or total >= self.max_entries:
+            live = conn.execute("SELECT live FROM replay_groups WHERE grp = ?", (group,)).fetchone()
+            if live is not None and live[0] >= limit:
+                conn.execute("DELETE FROM replay WHERE grp = ? AND held_until <= ?", (group, now_us))
+                live = conn.execute("SELECT live FROM replay_groups WHERE grp = ?", (group,)).fetchone()
+                if live is not None and live[0] >= limit:
+                    first = conn.execute("SELECT min(held_until) FROM replay WHERE grp = ?", (group,)).fetchone()
+                    raise Commit(group_busy(limit, first[0], now_us))  # keep the purge
             total = conn.execute("SELECT live FROM replay_total").fetchone()[0]
             if total >= self.max_entries:
                 conn.execute("DELETE FROM replay WHERE held_until <= ?", (now_us,))
                 total = conn.execute("SELECT live FROM replay_total").fetchone()[0]
                 if total >= self.max_entries:
                     first = conn.execute("SELECT min(held_until) FROM replay").fetchone()
-                    busy = Busy("replay guard is full of unexpired offers; retry later",
-                                retry_after=_ceil_seconds(first[0] - now_us))
-                    raise Commit(busy)
-        conn.execute("INSERT INTO replay VALUES (?, ?, ?, ?)", (identity, job_id, held_until, digest))
+                    raise Commit(table_full(first[0], now_us))
+        conn.execute("INSERT INTO replay VALUES (?, ?, ?, ?, ?, ?)", row)
+
+    def confirm(
+        self, identity: str, job_id: str, *, now_us: int, host: Optional[str] = None,
+        connection: Optional[sqlite3.Connection] = None,
+    ) -> bool:
+        """Make the pair accepted until ``expires_at + skew``; True when it is accepted now (see ``ReplayGuard``).
+
+        ``connection``: the host's own ``sqlite3`` connection to this file,
+        inside a transaction the host has begun (``BEGIN IMMEDIATE``): the
+        confirm is then one more statement of that transaction, so the host's
+        job row and the confirm commit together or not at all.  Without it the
+        confirm is a transaction of its own.
+        """
+        check_admit(identity, job_id, None, 0, now_us)
+        if connection is not None:
+            if not connection.in_transaction:
+                raise ValueError("`connection` must be inside the host's transaction (BEGIN IMMEDIATE first)")
+            return self._confirm(identity, job_id, connection)
+        return self._state.transaction(functools.partial(self._confirm, identity, job_id))
+
+    @staticmethod
+    def _confirm(identity: str, job_id: str, conn: sqlite3.Connection) -> bool:
+        if conn.execute(_CONFIRM, (identity, job_id)).rowcount:
+            return True
+        return conn.execute(_HELD, (identity, job_id)).fetchone() is not None
+
+    def release(self, identity: str, job_id: str, *, now_us: int, host: Optional[str] = None) -> bool:
+        """Drop the pair if it is pending; True when one was dropped (see ``ReplayGuard``)."""
+        check_admit(identity, job_id, None, 0, now_us)
+        return bool(self._state.transaction(lambda conn: conn.execute(_RELEASE, (identity, job_id)).rowcount))
 
 
 class AsyncSQLiteReplayGuard:
     """The asyncio twin of ``SQLiteReplayGuard``: ``await guard.admit(...)`` runs the admit in a worker thread.
 
     Same arguments and outcomes as ``SQLiteReplayGuard`` (whose keywords the
-    constructor takes); the event loop never waits on the file.  One thread
-    per guard: SQLite has one writer at a time anyway, so more threads would
-    only queue on its lock.  ``close()`` stops the thread and the connection.
+    constructor takes); the event loop never waits on the file (one
+    ``WorkerThread`` per guard).  An ``admit`` whose await is cancelled still
+    runs to its end in the thread (SQLite cannot be interrupted mid-commit);
+    if it recorded the pair, the guard releases it right after, in the same
+    thread, so the retry is admitted anew instead of waiting out the lease.
+    ``close()`` stops the thread and the connection.
     """
 
     blocking = False
 
     def __init__(self, path: "os.PathLike[str] | str", **options: Any) -> None:
         self.sync = SQLiteReplayGuard(path, **options)
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ajpcore-sqlite-guard")
+        self._thread = WorkerThread("ajpcore-sqlite-guard")
 
     def __repr__(self) -> str:
         return f"AsyncSQLiteReplayGuard({self.sync.path!r})"
 
     async def admit(
-        self, identity: str, job_id: str, *, expires_at_us: int, now_us: int, digest: Optional[bytes] = None
+        self, identity: str, job_id: str, *, expires_at_us: int, now_us: int, digest: Optional[bytes] = None,
+        host: Optional[str] = None, first_use: bool = False, confirmed: bool = False,
     ) -> None:
         """``SQLiteReplayGuard.admit`` in the guard's worker thread; same arguments, same errors."""
-        call = functools.partial(
-            self.sync.admit, identity, job_id, expires_at_us=expires_at_us, now_us=now_us, digest=digest
+        admitted = self._thread.submit(
+            self.sync.admit, identity, job_id, expires_at_us=expires_at_us, now_us=now_us, digest=digest, host=host,
+            first_use=first_use, confirmed=confirmed,
         )
-        await asyncio.get_running_loop().run_in_executor(self._executor, call)
+        try:
+            await asyncio.wrap_future(admitted)
+        except asyncio.CancelledError:
+            if not confirmed:
+                self._thread.submit(self._release_if_admitted, admitted, identity, job_id, now_us)
+            raise
+
+    def _release_if_admitted(self, admitted: "Future[None]", identity: str, job_id: str, now_us: int) -> None:
+        # Runs after the admit in the one worker thread: its outcome is known. A failed release leaves
+        # the pair pending, which its lease ends.
+        if not admitted.cancelled() and admitted.exception() is None:
+            try:
+                self.sync.release(identity, job_id, now_us=now_us)
+            except StateUnavailable:
+                pass
+
+    async def confirm(self, identity: str, job_id: str, *, now_us: int, host: Optional[str] = None) -> bool:
+        """``SQLiteReplayGuard.confirm`` in the worker thread."""
+        return await self._thread.call(self.sync.confirm, identity, job_id, now_us=now_us)
+
+    async def release(self, identity: str, job_id: str, *, now_us: int, host: Optional[str] = None) -> bool:
+        """``SQLiteReplayGuard.release`` in the worker thread."""
+        return await self._thread.call(self.sync.release, identity, job_id, now_us=now_us)
 
     def close(self) -> None:
-        """Wait for running admits, then stop the worker thread and close the connection."""
-        self._executor.shutdown(wait=True)
+        """Wait for running calls, then stop the worker thread and close the connection."""
+        self._thread.close()
         self.sync.close()

@@ -351,7 +351,8 @@ def verify_sender(
     if pins is not None:
         check: Any = pins.check  # Any: an asyncio pin store passed here by mistake returns a coroutine
         outcome = check(identity.provenance_id, identity.fingerprint, identity.public_key)
-        if outcome is not None:  # nothing was checked: never an acceptance
+        if outcome is not None and outcome is not True and outcome is not False:
+            # an awaitable: nothing was checked, never an acceptance
             getattr(outcome, "close", lambda: None)()
             raise KeyUsageError("`pins` is an asyncio store (its methods are coroutines): await it in an async receiver")
     offer.verify(public_key=identity.public_key, backend=backend)

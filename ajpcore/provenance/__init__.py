@@ -118,7 +118,8 @@ from .notices import (
     sign_notice,
     verify_notice,
 )
-from .pins import PIN_FILE_VERSION, AsyncKeyPins, FileKeyPins, KeyPins, MemoryKeyPins
+from .pins import AsyncKeyPins, KeyPins, MemoryKeyPins
+from ._pins_file import PIN_FILE_VERSION, FileKeyPins
 from ._pins_sqlite import AsyncSQLiteKeyPins, SQLiteKeyPins
 from ._pins_redis import AsyncRedisKeyPins, RedisKeyPins
 

@@ -2,31 +2,17 @@
 
 from __future__ import annotations
 
-import asyncio
-import functools
 import os
 import sqlite3
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Optional, Tuple
+from typing import Any, Callable, Optional
 
 from .. import _core
-from .._state_sqlite import SQLiteState
-from ..errors import DecodeError, StateUnavailable
-from .notices import NoticeVerification
-from .pins import T, _Decision, _PinStore, _Record, parse_record
+from .._state_sqlite import SQLiteState, WorkerThread
+from .pins import T, _AsyncPinStore, _Decision, _PinStore, _Record, stored_record
 
 __all__ = ["SQLiteKeyPins", "AsyncSQLiteKeyPins"]
 
-
-def _record_of(provenance_id: str, text: Any) -> _Record:
-    def corrupt(why: str) -> StateUnavailable:
-        return StateUnavailable(f"SQLite key pins: the stored pin is corrupt: {why}")
-
-    try:
-        doc = _core.impl.decode(text)
-    except DecodeError as exc:
-        raise corrupt(f"not strict JSON: {exc}") from None
-    return parse_record(provenance_id, doc, corrupt)
+_WHAT = "SQLite key pins"
 
 
 class SQLiteKeyPins(_PinStore):
@@ -61,12 +47,12 @@ class SQLiteKeyPins(_PinStore):
         row = self._state.read(
             lambda c: c.execute("SELECT record FROM pins WHERE provenance_id = ?", (provenance_id,)).fetchone()
         )
-        return None if row is None else _record_of(provenance_id, row[0])
+        return stored_record(provenance_id, None if row is None else row[0], _WHAT)
 
     def _update(self, provenance_id: str, decide: Callable[[Optional[_Record]], _Decision[T]]) -> T:
         def body(conn: sqlite3.Connection) -> T:
             row = conn.execute("SELECT record FROM pins WHERE provenance_id = ?", (provenance_id,)).fetchone()
-            record, answer = decide(None if row is None else _record_of(provenance_id, row[0]))
+            record, answer = decide(stored_record(provenance_id, None if row is None else row[0], _WHAT))
             if record is not None:
                 text = _core.impl.canonicalize(record).decode("utf-8")
                 conn.execute("INSERT OR REPLACE INTO pins VALUES (?, ?)", (provenance_id, text))
@@ -75,38 +61,23 @@ class SQLiteKeyPins(_PinStore):
         return self._state.transaction(body)
 
 
-class AsyncSQLiteKeyPins:
-    """The asyncio twin of ``SQLiteKeyPins``: the same methods as coroutines, run in one worker thread."""
-
-    blocking = False
+class AsyncSQLiteKeyPins(_AsyncPinStore):
+    """The asyncio twin of ``SQLiteKeyPins``: the same methods as coroutines, run in one ``WorkerThread``."""
 
     def __init__(self, path: "os.PathLike[str] | str", **options: Any) -> None:
         self.sync = SQLiteKeyPins(path, **options)
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ajpcore-sqlite-pins")
+        self._thread = WorkerThread("ajpcore-sqlite-pins")
 
     def __repr__(self) -> str:
         return f"AsyncSQLiteKeyPins({self.sync.path!r})"
 
-    async def _call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        return await asyncio.get_running_loop().run_in_executor(self._executor, functools.partial(fn, *args, **kwargs))
+    async def _read(self, provenance_id: str) -> Optional[_Record]:
+        return await self._thread.call(self.sync._read, provenance_id)
 
-    async def check(self, provenance_id: str, fingerprint: str, public_key: Any = None) -> None:
-        """``SQLiteKeyPins.check`` in the worker thread."""
-        await self._call(self.sync.check, provenance_id, fingerprint, public_key)
-
-    async def accept_rotation(self, notice: Any, *, public_key: Any = None) -> NoticeVerification:
-        """``SQLiteKeyPins.accept_rotation`` in the worker thread."""
-        return await self._call(self.sync.accept_rotation, notice, public_key=public_key)
-
-    async def pinned(self, provenance_id: str) -> Optional[str]:
-        """``SQLiteKeyPins.pinned`` in the worker thread."""
-        return await self._call(self.sync.pinned, provenance_id)
-
-    async def history(self, provenance_id: str) -> Tuple[Any, ...]:
-        """``SQLiteKeyPins.history`` in the worker thread."""
-        return await self._call(self.sync.history, provenance_id)
+    async def _update(self, provenance_id: str, decide: Callable[[Optional[_Record]], _Decision[T]]) -> T:
+        return await self._thread.call(self.sync._update, provenance_id, decide)
 
     def close(self) -> None:
         """Stop the worker thread and close the connection."""
-        self._executor.shutdown(wait=True)
+        self._thread.close()
         self.sync.close()

@@ -13,34 +13,27 @@ id's history, or whose ``issued_at`` is not after the last accepted
 rotation's, is refused (so K1 -> K2, K2 -> K1 cannot be followed by a replay
 of the first notice moving the pin back to the retired K2).
 
-``MemoryKeyPins`` lives in the process; ``FileKeyPins`` keeps the pins in a
-JSON file written atomically (temporary file beside the real target of a
-symlink, fsync, rename, fsync of the directory, the file's mode kept; a new
-file is 0600), so a crash leaves either the old file or the new one, never a
-torn one; a file that cannot be read back exactly raises ``KeyPinsCorrupt``,
-never reads as an empty store.  Every change re-reads the file under an
-exclusive ``flock`` of ``<file>.lock``, so stores of several processes on one
-file never undo each other's pins.  ``SQLiteKeyPins`` and ``RedisKeyPins``
-(and their asyncio twins) share pins across processes and hosts; a first use
-and a rotation are atomic there too (a transaction, a compare-and-set).
+This module holds the rules every store shares (pure functions of the current
+record), the synchronous and asyncio bases of the stores (``_PinStore``,
+``_AsyncPinStore``: every method over one ``_read`` and one atomic
+``_update``) and ``MemoryKeyPins``, which lives in the process.
+``FileKeyPins`` (``_pins_file``) keeps the pins in a JSON file written
+atomically; ``SQLiteKeyPins`` and ``RedisKeyPins`` (and their asyncio twins)
+share pins across processes and hosts; a first use and a rotation are atomic
+in each (a lock, a file lock, a transaction, a compare-and-set).
 """
 
 from __future__ import annotations
 
 import copy
-import os
 import re
-import stat
-import tempfile
 import threading
 from typing import Any, Callable, Dict, List, Optional, Protocol, Tuple, TypeVar
 
 from .. import _core
-from .._state_sqlite import _new_lock_after_fork
 from ..errors import (
     DecodeError,
     KeyFormatError,
-    KeyPinsCorrupt,
     KeyRotated,
     KeyRotationRefused,
     KeyUsageError,
@@ -51,15 +44,7 @@ from ..keys import Ed25519PublicKey
 from ..timestamps import _micros_or_none
 from .notices import NoticeVerification, verify_notice
 
-try:  # POSIX; elsewhere FileKeyPins serialises writers of one process only (docs/deploying.md)
-    import fcntl as _fcntl
-except ImportError:  # pragma: no cover - Windows
-    _fcntl = None  # type: ignore[assignment]
-
-__all__ = ["KeyPins", "AsyncKeyPins", "MemoryKeyPins", "FileKeyPins", "PIN_FILE_VERSION"]
-
-PIN_FILE_VERSION = 1
-"""The ``version`` member of a pin file this module writes and reads."""
+__all__ = ["KeyPins", "AsyncKeyPins", "MemoryKeyPins"]
 
 _FINGERPRINT = re.compile(r"[0-9a-f]{64}")
 T = TypeVar("T")
@@ -78,8 +63,9 @@ class KeyPins(Protocol):
 
     blocking: bool
 
-    def check(self, provenance_id: str, fingerprint: str, public_key: Any = None) -> None:
-        """Pin on first use; return if ``fingerprint`` is the pinned one; else raise ``KeyRotated``."""
+    def check(self, provenance_id: str, fingerprint: str, public_key: Any = None) -> Optional[bool]:
+        """Pin on first use (True: this call took the pin); False if ``fingerprint`` is the pinned one;
+        else raise ``KeyRotated``.  (A store of before 0.6 answers None, read as False.)"""
         ...
 
     def accept_rotation(self, notice: Any, *, public_key: Any = None) -> NoticeVerification:
@@ -96,7 +82,7 @@ class AsyncKeyPins(Protocol):
 
     blocking: bool
 
-    async def check(self, provenance_id: str, fingerprint: str, public_key: Any = None) -> None: ...
+    async def check(self, provenance_id: str, fingerprint: str, public_key: Any = None) -> Optional[bool]: ...
 
     async def accept_rotation(self, notice: Any, *, public_key: Any = None) -> NoticeVerification: ...
 
@@ -137,15 +123,16 @@ def check_arguments(provenance_id: Any, fingerprint: Any, public_key: Any) -> Op
 
 def decide_check(
     provenance_id: str, record: Optional[_Record], fingerprint: str, key_text: Optional[str]
-) -> _Decision[None]:
-    """First use pins; the pinned key passes (storing its key when only its fingerprint was); else ``KeyRotated``."""
+) -> _Decision[bool]:
+    """First use pins (answer True); the pinned key passes (storing its key when only its fingerprint was;
+    answer False); else ``KeyRotated``."""
     if record is None:
-        return {"fingerprint": fingerprint, "public_key": key_text, "rotations": []}, None
+        return {"fingerprint": fingerprint, "public_key": key_text, "rotations": []}, True
     if record["fingerprint"] != fingerprint:
         raise KeyRotated(provenance_id, record["fingerprint"], fingerprint)
     if key_text is not None and record["public_key"] is None:
-        return dict(record, public_key=key_text), None
-    return None, None
+        return dict(record, public_key=key_text), False
+    return None, False
 
 
 def rotation_id(notice: Any) -> str:
@@ -214,6 +201,25 @@ def parse_record(provenance_id: Any, record: Any, corrupt: Callable[[str], Excep
     return {"fingerprint": fingerprint, "public_key": key_text, "rotations": rotations}
 
 
+def stored_record(provenance_id: str, text: Any, store: str) -> Optional[_Record]:
+    """A pin as a shared store holds it (canonical JSON, or None when absent), read back exactly.
+
+    A stored value that is not exactly a pin is ``StateUnavailable`` naming ``store``: a shared
+    store never reads a damaged pin as "no pin" (which would be a first use again).
+    """
+    if text is None:
+        return None
+
+    def corrupt(why: str) -> StateUnavailable:
+        return StateUnavailable(f"{store}: the stored pin for {provenance_id!r} is corrupt: {why}")
+
+    try:
+        doc = _core.impl.decode(text)
+    except DecodeError as exc:
+        raise corrupt(f"not strict JSON: {exc}") from None
+    return parse_record(provenance_id, doc, corrupt)
+
+
 # -- stores ---------------------------------------------------------------------------------
 
 
@@ -244,8 +250,8 @@ class _PinStore:
         record = self._read(provenance_id) if isinstance(provenance_id, str) and provenance_id else None
         return () if record is None else tuple(copy.deepcopy(n) for n in record["rotations"])
 
-    def check(self, provenance_id: str, fingerprint: str, public_key: Any = None) -> None:
-        """Pin ``fingerprint`` for ``provenance_id`` on first use; accept it again later.
+    def check(self, provenance_id: str, fingerprint: str, public_key: Any = None) -> bool:
+        """Pin ``fingerprint`` for ``provenance_id`` on first use (True); accept it again later (False).
 
         ``public_key`` (optional, text or ``Ed25519PublicKey``) is the key itself:
         stored with the pin so a later rotation notice can be checked against it;
@@ -259,8 +265,8 @@ class _PinStore:
         """
         key_text = check_arguments(provenance_id, fingerprint, public_key)
         if decide_check(provenance_id, self._read(provenance_id), fingerprint, key_text)[0] is None:
-            return  # the pinned key, nothing to store (a fresh read: a rotation elsewhere is seen)
-        self._update(provenance_id, lambda record: decide_check(provenance_id, record, fingerprint, key_text))
+            return False  # the pinned key, nothing to store (a fresh read: a rotation elsewhere is seen)
+        return self._update(provenance_id, lambda record: decide_check(provenance_id, record, fingerprint, key_text))
 
     def accept_rotation(self, notice: Any, *, public_key: Any = None) -> NoticeVerification:
         """Move the pin of ``notice["provenance_id"]`` to the key the notice vouches for.
@@ -280,6 +286,46 @@ class _PinStore:
         return self._update(provenance_id, lambda record: decide_rotation(provenance_id, record, notice, public_key))
 
 
+class _AsyncPinStore:
+    """The asyncio twin of ``_PinStore``: the same methods as coroutines, over async ``_read`` and ``_update``.
+
+    The one base of the asyncio stores (``AsyncSQLiteKeyPins``, ``AsyncRedisKeyPins``), so their
+    methods mean what the synchronous ones mean (the rules are the same pure functions).
+    """
+
+    blocking = False
+
+    async def _read(self, provenance_id: str) -> Optional[_Record]:
+        raise NotImplementedError
+
+    async def _update(self, provenance_id: str, decide: Callable[[Optional[_Record]], _Decision[T]]) -> T:
+        raise NotImplementedError
+
+    async def pinned(self, provenance_id: str) -> Optional[str]:
+        """``_PinStore.pinned``, awaited."""
+        record = await self._read(provenance_id) if isinstance(provenance_id, str) and provenance_id else None
+        return None if record is None else str(record["fingerprint"])
+
+    async def history(self, provenance_id: str) -> Tuple[Dict[str, Any], ...]:
+        """``_PinStore.history``, awaited."""
+        record = await self._read(provenance_id) if isinstance(provenance_id, str) and provenance_id else None
+        return () if record is None else tuple(copy.deepcopy(n) for n in record["rotations"])
+
+    async def check(self, provenance_id: str, fingerprint: str, public_key: Any = None) -> bool:
+        """``_PinStore.check``, awaited."""
+        key_text = check_arguments(provenance_id, fingerprint, public_key)
+        if decide_check(provenance_id, await self._read(provenance_id), fingerprint, key_text)[0] is None:
+            return False
+        return await self._update(provenance_id, lambda record: decide_check(provenance_id, record, fingerprint, key_text))
+
+    async def accept_rotation(self, notice: Any, *, public_key: Any = None) -> NoticeVerification:
+        """``_PinStore.accept_rotation``, awaited."""
+        provenance_id = rotation_id(notice)
+        return await self._update(
+            provenance_id, lambda record: decide_rotation(provenance_id, record, notice, public_key)
+        )
+
+
 class MemoryKeyPins(_PinStore):
     """A ``KeyPins`` held in this process (lost when it exits); thread-safe."""
 
@@ -295,7 +341,7 @@ class MemoryKeyPins(_PinStore):
     def __repr__(self) -> str:
         return f"MemoryKeyPins({len(self._pins)} pins)"
 
-    def check(self, provenance_id: str, fingerprint: str, public_key: Any = None) -> None:
+    def check(self, provenance_id: str, fingerprint: str, public_key: Any = None) -> bool:
         """See ``_PinStore.check``; the usual call (the pinned key again, given as an ``Ed25519PublicKey``,
         whose text the pin holds) is answered from one read, with no change to store."""
         record = self._pins.get(provenance_id) if type(provenance_id) is str else None
@@ -307,8 +353,8 @@ class MemoryKeyPins(_PinStore):
             and type(public_key) is Ed25519PublicKey
             and public_key.fingerprint == fingerprint
         ):
-            return  # every argument check holds (the record's were checked when pinned); decide_check: no change
-        super().check(provenance_id, fingerprint, public_key)
+            return False  # every argument check holds (the record's were checked when pinned); decide_check: no change
+        return super().check(provenance_id, fingerprint, public_key)
 
     def _read(self, provenance_id: str) -> Optional[_Record]:
         return self._pins.get(provenance_id)
@@ -321,184 +367,3 @@ class MemoryKeyPins(_PinStore):
                 pins[provenance_id] = record
                 self._pins = pins
             return answer
-
-
-class FileKeyPins(_PinStore):
-    """A ``KeyPins`` kept in a JSON file at ``path``, shared safely by every process that opens it.
-
-    The file is ``{"version": 1, "pins": {<provenance_id>: {"fingerprint":
-    <64 hex>, "public_key": <SPKI base64> | null, "rotations": [<notice>,
-    ...]}}}`` in canonical JSON.  A missing file is an empty store (created
-    0600 on the first pin).  ``path`` may be a symlink: the new content is
-    written beside its real target (which keeps its mode), so the link stays a
-    link.  Every change takes an exclusive ``flock`` on ``<real target>.lock``
-    (created 0600), re-reads the file, decides and writes under it; every read
-    notices another store's write by a generation counter in that lock file and
-    re-reads (so edit the file by hand only while no store has it open, and
-    never delete the lock file under open stores: they would stop excluding
-    each other).  Raises ``KeyPinsCorrupt`` when the file is not exactly that
-    (invalid JSON, duplicate keys, unknown members, a key whose fingerprint is
-    not the pinned one), ``StateUnavailable`` (an ``OSError``) when it cannot
-    be read or written.
-    """
-
-    def __init__(self, path: "os.PathLike[str] | str") -> None:
-        self.path = os.fspath(path)
-        self._lock = threading.Lock()
-        _new_lock_after_fork(self)
-        self._lock_fd = -1
-        self._lock_pid = -1
-        self._generation = -1
-        self._pins: Dict[str, _Record] = {}
-        with self._lock:
-            self._refresh()
-
-    def __len__(self) -> int:
-        with self._lock:
-            self._refresh()
-            return len(self._pins)
-
-    def __repr__(self) -> str:
-        return f"FileKeyPins({self.path!r}, {len(self._pins)} pins)"
-
-    def _target(self) -> str:
-        return os.path.realpath(self.path)
-
-    def _lock_file(self) -> int:
-        if self._lock_fd >= 0 and self._lock_pid == os.getpid():
-            return self._lock_fd
-        # A new descriptor per process: an flock is shared by every descriptor of one open file
-        # description, so a child reusing its parent's would not exclude the parent.
-        try:
-            fd = os.open(self._target() + ".lock", os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
-        except OSError as exc:
-            raise StateUnavailable(f"cannot open the lock file of pin file `{self.path}`: {exc}") from None
-        self._lock_fd, self._lock_pid = fd, os.getpid()
-        return fd
-
-    def _read_generation(self, fd: int) -> int:
-        if not hasattr(os, "pread"):  # pragma: no cover - Windows: no counter, so every read re-reads the file
-            return -2
-        raw = os.pread(fd, 8, 0)
-        return int.from_bytes(raw, "big") if len(raw) == 8 else 0
-
-    def _refresh(self) -> None:
-        """Re-read the file when another store changed it since this one last did (caller holds ``_lock``)."""
-        try:
-            generation = self._read_generation(self._lock_file())
-            if generation != self._generation or generation == -2:
-                self._pins = _load(self.path)
-                self._generation = generation
-        except OSError as exc:
-            if isinstance(exc, StateUnavailable):
-                raise
-            raise StateUnavailable(f"cannot read pin file `{self.path}`: {exc}") from None
-
-    def _read(self, provenance_id: str) -> Optional[_Record]:
-        with self._lock:
-            self._refresh()
-            return self._pins.get(provenance_id)
-
-    def _update(self, provenance_id: str, decide: Callable[[Optional[_Record]], _Decision[T]]) -> T:
-        with self._lock:
-            fd = self._lock_file()
-            try:
-                if _fcntl is not None:
-                    _fcntl.flock(fd, _fcntl.LOCK_EX)
-            except OSError as exc:
-                raise StateUnavailable(f"cannot lock pin file `{self.path}`: {exc}") from None
-            try:
-                try:
-                    pins = _load(self.path)  # under the lock: what other stores committed is kept
-                    generation = self._read_generation(fd)
-                except OSError as exc:
-                    raise StateUnavailable(f"cannot read pin file `{self.path}`: {exc}") from None
-                self._pins, self._generation = pins, generation
-                record, answer = decide(pins.get(provenance_id))
-                if record is not None:
-                    pins = dict(pins)
-                    pins[provenance_id] = record
-                    self._commit(pins)
-                    try:
-                        if hasattr(os, "pwrite"):
-                            os.pwrite(fd, (generation + 1).to_bytes(8, "big"), 0)
-                    except OSError as exc:
-                        raise StateUnavailable(f"cannot update the lock file of `{self.path}`: {exc}") from None
-                    self._pins, self._generation = pins, generation + 1
-                return answer
-            finally:
-                if _fcntl is not None:
-                    _fcntl.flock(fd, _fcntl.LOCK_UN)
-
-    def _commit(self, pins: Dict[str, _Record]) -> None:
-        data = _core.impl.canonicalize({"version": PIN_FILE_VERSION, "pins": pins}) + b"\n"
-        target = self._target()
-        directory = os.path.dirname(target)
-        try:
-            mode: Optional[int] = stat.S_IMODE(os.stat(target).st_mode)
-        except FileNotFoundError:
-            mode = None  # mkstemp's 0600
-        except OSError as exc:
-            raise StateUnavailable(f"cannot write pin file `{self.path}`: {exc}") from None
-        tmp = None
-        try:
-            fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(target) + ".", suffix=".tmp", dir=directory)
-            with os.fdopen(fd, "wb") as f:
-                if mode is not None:
-                    os.fchmod(f.fileno(), mode)
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, target)  # atomic on POSIX and Windows: readers see old or new, never half
-            tmp = None
-            _fsync_directory(directory)
-        except OSError as exc:
-            raise StateUnavailable(f"cannot write pin file `{self.path}`: {exc}") from None
-        finally:
-            if tmp is not None:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
-
-    def __del__(self) -> None:
-        if self._lock_fd >= 0 and self._lock_pid == os.getpid():
-            try:
-                os.close(self._lock_fd)
-            except OSError:
-                pass
-
-
-def _fsync_directory(directory: str) -> None:
-    # The rename is durable only once the directory entry is on disk (POSIX); not possible on Windows.
-    flags = getattr(os, "O_DIRECTORY", None)
-    if flags is None:
-        return
-    fd = os.open(directory, os.O_RDONLY | flags)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _load(path: str) -> Dict[str, _Record]:
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except FileNotFoundError:
-        return {}
-    try:
-        doc = _core.impl.decode(data)
-    except DecodeError as exc:
-        raise KeyPinsCorrupt(f"pin file `{path}` is not strict JSON: {exc}") from None
-
-    def corrupt(why: str) -> KeyPinsCorrupt:
-        return KeyPinsCorrupt(f"pin file `{path}` is corrupt: {why}")
-
-    if not isinstance(doc, dict) or set(doc) != {"version", "pins"}:
-        raise corrupt('expected exactly the members "version" and "pins"')
-    if type(doc["version"]) is not int or doc["version"] != PIN_FILE_VERSION:
-        raise corrupt(f"unknown version (this reader knows {PIN_FILE_VERSION})")
-    if not isinstance(doc["pins"], dict):
-        raise corrupt('"pins" is not an object')
-    return {pid: parse_record(pid, record, corrupt) for pid, record in doc["pins"].items()}
