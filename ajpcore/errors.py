@@ -10,7 +10,7 @@ and the machine-readable code of the AJP error body (``.code``).
 from __future__ import annotations
 
 from json.encoder import encode_basestring_ascii as _quote
-from typing import Any, Callable, Dict, Iterable, List, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 __all__ = [
     "AjpError",
@@ -242,18 +242,23 @@ class ReplayedMessage(AjpError):
     offer and it equals the digest of this one (a byte-identical retry of the
     signed content, which a receiver may answer as it answered the first); False
     when either digest is missing or they differ (another body under a job id
-    already taken).
+    already taken).  ``.job_id``: the offer's job id (set by the receive path,
+    ``receive_offer`` and ``ajp.Receiver``; None when a guard is called alone), so a
+    framework that catches the replay can answer the duplicate 202 itself.
     """
 
     status = 409
     code = "REPLAY"
 
-    def __init__(self, reason: str = "this job was already received", *, same_body: bool = False) -> None:
+    def __init__(
+        self, reason: str = "this job was already received", *, same_body: bool = False, job_id: Optional[str] = None
+    ) -> None:
         self.same_body = bool(same_body)
+        self.job_id = job_id
         super().__init__(reason)
 
     def __reduce__(self) -> Any:
-        return (_rebuild_replayed, (str(self), self.same_body))
+        return (_rebuild_replayed, (str(self), self.same_body, self.job_id))
 
 
 class BudgetRefused(AjpError):
@@ -284,8 +289,8 @@ class Busy(AjpError):
         return (type(self), (str(self), self.retry_after))
 
 
-def _rebuild_replayed(reason: str, same_body: bool) -> "ReplayedMessage":
-    return ReplayedMessage(reason, same_body=same_body)
+def _rebuild_replayed(reason: str, same_body: bool, job_id: Optional[str] = None) -> "ReplayedMessage":
+    return ReplayedMessage(reason, same_body=same_body, job_id=job_id)
 
 
 class StateUnavailable(AjpError, OSError):
@@ -457,7 +462,51 @@ class DeclarationUnreachable(SenderIdentityError):
         return (type(self), (str(self),))
 
 
-__all__ += ["RecipientMismatch", "DeclarationUnreachable"]
+class PayloadTooLarge(AjpError):
+    """A request body over the receiver's bound (HTTP 413, ``PAYLOAD_TOO_LARGE``), refused before any decoding.
+
+    ``.size``: the body's length in bytes (UTF-8 bytes of a ``str``), or None when an
+    adapter stopped reading it at the bound; ``.limit``: the bound
+    (``ajp.Receiver(max_body_bytes=...)``, default 1 MiB).
+    """
+
+    status = 413
+    code = "PAYLOAD_TOO_LARGE"
+
+    def __init__(self, size: Optional[int], limit: int) -> None:
+        self.size = size
+        self.limit = limit
+        what = "the body" if size is None else f"the body ({size} bytes)"
+        super().__init__(f"{what} is over this receiver's bound of {limit} bytes")
+
+    def __reduce__(self) -> Any:
+        return (type(self), (self.size, self.limit))
+
+
+class UnsupportedMediaType(AjpError):
+    """A request body that does not say it is JSON (HTTP 415, ``UNSUPPORTED_MEDIA_TYPE``).
+
+    ``ajp.check_content_type``'s refusal: the ``Content-Type`` must be
+    ``application/json``, with ``charset=utf-8`` or no parameter.  ``.content_type``:
+    the header as received (None when there was none).
+    """
+
+    status = 415
+    code = "UNSUPPORTED_MEDIA_TYPE"
+
+    def __init__(self, content_type: Optional[str]) -> None:
+        self.content_type = content_type
+        if content_type is None:
+            reason = "the request has no Content-Type: send application/json"
+        else:
+            reason = f"Content-Type {_quote(content_type[:100])} is not application/json (UTF-8)"
+        super().__init__(reason)
+
+    def __reduce__(self) -> Any:
+        return (type(self), (self.content_type,))
+
+
+__all__ += ["RecipientMismatch", "DeclarationUnreachable", "PayloadTooLarge", "UnsupportedMediaType"]
 
 # -- A2A Agent Card signatures (ajpcore.a2a) --
 

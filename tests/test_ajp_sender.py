@@ -80,14 +80,16 @@ def test_identity_from_the_declaration(core, backend, form):
 
 
 def test_receive_offer_from_bytes_to_accepted_with_the_declared_key(core):
-    got = ajp.receive_offer(offer().to_json(), now=NOW, recipient=RECEIVER, declaration=DECL_BYTES, retrieved_from=URL)
+    got = ajp.receive_offer(offer().to_json(), replay_guard=ajp.NO_REPLAY_GUARD,
+                            now=NOW, recipient=RECEIVER, declaration=DECL_BYTES, retrieved_from=URL)
     assert got.sender.provenance_id == PID and got.job_id == "job_example1"
 
 
 def test_offer_signed_by_another_key_is_401_after_identity(core):
     forged = offer(key=OTHER)
     with pytest.raises(BadSignature) as exc:
-        ajp.receive_offer(forged.to_json(), now=NOW, recipient=RECEIVER, declaration=DECL_BYTES, retrieved_from=URL)
+        ajp.receive_offer(forged.to_json(), replay_guard=ajp.NO_REPLAY_GUARD,
+                          now=NOW, recipient=RECEIVER, declaration=DECL_BYTES, retrieved_from=URL)
     assert exc.value.status == 401
 
 
@@ -144,7 +146,8 @@ RECEIVE_CASES = {
 @pytest.mark.parametrize("code", sorted(RECEIVE_CASES))
 def test_receive_offer_refuses_with_the_same_code(core, code):
     o, decl, where, more = RECEIVE_CASES[code]()
-    assert _code(lambda: ajp.receive_offer(o.to_json(), now=NOW, recipient=RECEIVER, declaration=decl, retrieved_from=where, **more)) == code
+    assert _code(lambda: ajp.receive_offer(o.to_json(), now=NOW, recipient=RECEIVER, replay_guard=ajp.NO_REPLAY_GUARD,
+                                           declaration=decl, retrieved_from=where, **more)) == code
 
 
 def test_key_rotated_is_a_sender_identity_error(core):
@@ -196,15 +199,18 @@ def test_capabilities_of_a_01_declaration_are_not_trusted(core):
 
 def test_receive_offer_keyword_rules(core):
     with pytest.raises(KeyUsageError):
-        ajp.receive_offer(offer().to_json(), now=NOW, recipient=RECEIVER, declaration=DECL, retrieved_from=URL, public_key=KEY.public_key)
+        ajp.receive_offer(offer().to_json(), replay_guard=ajp.NO_REPLAY_GUARD,
+                          now=NOW, recipient=RECEIVER, declaration=DECL, retrieved_from=URL, public_key=KEY.public_key)
     with pytest.raises(KeyUsageError):
-        ajp.receive_offer(offer().to_json(), now=NOW, recipient=RECEIVER, pins=MemoryKeyPins(), public_key=KEY.public_key)
+        ajp.receive_offer(offer().to_json(), replay_guard=ajp.NO_REPLAY_GUARD,
+                          now=NOW, recipient=RECEIVER, pins=MemoryKeyPins(), public_key=KEY.public_key)
 
 
 def test_human_sender_keeps_the_hmac_path(core):
     human = ajp.new_offer(sender={"type": "human", "id": "u1"}, to=RECEIVER, task={"type": "t", "instruction": "i"},
                           now=NOW, secret=b"platform-secret")
-    assert ajp.receive_offer(human.to_json(), now=NOW, recipient=RECEIVER, secret=b"platform-secret").sender.type == "human"
+    assert ajp.receive_offer(human.to_json(), replay_guard=ajp.NO_REPLAY_GUARD,
+                             now=NOW, recipient=RECEIVER, secret=b"platform-secret").sender.type == "human"
 
 
 @pytest.mark.parametrize(
@@ -292,7 +298,8 @@ def test_new_offer_signs_with_the_scheme_of_the_sender_type(core):
     human = ajp.new_offer(sender={"type": "human", "id": "u"}, to=RECEIVER, task={"type": "t", "instruction": "i"},
                           now=NOW, secret="s3cret")
     assert human.signature.startswith("sha256:")
-    assert ajp.receive_offer(human.to_json(), now=NOW, recipient=RECEIVER, secret="s3cret") == human
+    assert ajp.receive_offer(human.to_json(), replay_guard=ajp.NO_REPLAY_GUARD,
+                             now=NOW, recipient=RECEIVER, secret="s3cret") == human
     with pytest.raises(KeyUsageError):
         ajp.new_offer(sender={"type": "human"}, to=RECEIVER, task={"type": "t", "instruction": "i"}, now=NOW, private_key=KEY)
     with pytest.raises(KeyUsageError):
@@ -350,7 +357,8 @@ def test_new_offer_round_trips_through_receive_offer(task_input):
         task_input = {"value": task_input}
     built = ajp.new_offer(sender={"type": "agent", "provenance_id": PID, "declaration_url": URL}, to=RECEIVER,
                           task={"type": "t", "instruction": "i", "input": task_input}, now=NOW, private_key=KEY)
-    got = ajp.receive_offer(built.to_json(), now=NOW, recipient=RECEIVER, declaration=DECL_BYTES, retrieved_from=URL)
+    got = ajp.receive_offer(built.to_json(), replay_guard=ajp.NO_REPLAY_GUARD,
+                            now=NOW, recipient=RECEIVER, declaration=DECL_BYTES, retrieved_from=URL)
     assert got.to_json() == built.to_json()  # the same canonical bytes (ints past 2**53 are their double)
 
 
@@ -370,7 +378,8 @@ EXAMPLE_DECLARATION = {
 def worked_example_block() -> str:
     decl = sign_declaration(EXAMPLE_DECLARATION, KEY)
     sent = offer()
-    got = ajp.receive_offer(sent.to_json(), now=NOW, recipient=RECEIVER, declaration=ajpcore.canonicalize(decl), retrieved_from=URL)
+    got = ajp.receive_offer(sent.to_json(), replay_guard=ajp.NO_REPLAY_GUARD,
+                            now=NOW, recipient=RECEIVER, declaration=ajpcore.canonicalize(decl), retrieved_from=URL)
     ident = ajp.verify_sender(got, decl, retrieved_from=URL)
     return "\n".join(
         [

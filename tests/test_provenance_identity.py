@@ -300,6 +300,8 @@ def _receive(data, **kwargs):
     if "recipient" in inspect.signature(ajp.receive_offer).parameters:
         kwargs["recipient"] = RECEIVER
         kwargs.setdefault("require_capabilities", ())  # these declarations are about identity, not delegation
+    if "replay_guard" in inspect.signature(ajp.receive_offer).parameters:
+        kwargs.setdefault("replay_guard", ajp.NO_REPLAY_GUARD)
     return ajp.receive_offer(data, now=NOW, **kwargs)
 
 
