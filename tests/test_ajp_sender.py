@@ -48,6 +48,10 @@ def declaration(key: Ed25519PrivateKey = KEY, **changes) -> dict:
 
 DECL = declaration()
 DECL_BYTES = ajpcore.canonicalize(DECL)
+# A URL that is the location of two ids (the host's and a path under it): the gate admits it for
+# ALICE, the declaration served there is PID's, whose location it also is: the ids differ.
+ALICE = "provenance:domain:agent.example.com/agents/alice"
+ALICE_URL = "https://agent.example.com/agents/alice/provenance.json"
 
 
 def offer(key: Ed25519PrivateKey = KEY, **sender) -> ajp.JobOffer:
@@ -109,12 +113,13 @@ REFUSALS = {
                       now=NOW, secret=b"s"), DECL, retrieved_from=URL),
     "NO_DECLARATION_URL": lambda: ajp.verify_sender(offer(declaration_url=None), DECL, retrieved_from=URL),
     "DECLARATION_LOCATION_MISMATCH": lambda: ajp.verify_sender(
-        offer(declaration_url="https://evil.example/copied/provenance.json"), DECL,
-        retrieved_from="https://evil.example/copied/provenance.json"),
+        offer(declaration_url="https://evil.example.net/copied/provenance.json"), DECL,
+        retrieved_from="https://evil.example.net/copied/provenance.json"),
     "DECLARATION_UNPARSEABLE": lambda: ajp.verify_sender(offer(), b'{"a": 1, "a": 2}', retrieved_from=URL),
     "NO_PUBLIC_KEY": lambda: ajp.verify_sender(offer(), {k: v for k, v in DECL.items() if k != "identity"}, retrieved_from=URL),
     "DECLARATION_INVALID": lambda: ajp.verify_sender(offer(), dict(DECL, constraints=[]), retrieved_from=URL),
-    "DECLARATION_ID_MISMATCH": lambda: ajp.verify_sender(offer(provenance_id="provenance:domain:other.example"), DECL, retrieved_from=URL),
+    "DECLARATION_ID_MISMATCH": lambda: ajp.verify_sender(offer(provenance_id=ALICE, declaration_url=ALICE_URL), DECL,
+                                                         retrieved_from=ALICE_URL),
     "KEY_ROTATED": lambda: ajp.verify_sender(offer(), DECL, retrieved_from=URL, pins=_pinned(OTHER)),
     "CAPABILITY_NOT_DECLARED": lambda: ajp.verify_sender(offer(), DECL, retrieved_from=URL, require_capabilities=["financial:transact"]),
 }
@@ -137,7 +142,7 @@ RECEIVE_CASES = {
     "DECLARATION_UNPARSEABLE": lambda: (offer(), b"provenance: '0.2'\n", URL, {}),
     "NO_PUBLIC_KEY": lambda: (offer(), dict(DECL, identity={"algorithm": "ed25519"}), URL, {}),
     "DECLARATION_INVALID": lambda: (offer(), dict(DECL, capabilities=["everything"]), URL, {}),
-    "DECLARATION_ID_MISMATCH": lambda: (offer(provenance_id="provenance:domain:other.example"), DECL, URL, {}),
+    "DECLARATION_ID_MISMATCH": lambda: (offer(provenance_id=ALICE, declaration_url=ALICE_URL), DECL, ALICE_URL, {}),
     "KEY_ROTATED": lambda: (offer(), DECL, URL, {"pins": _pinned(OTHER)}),
     "CAPABILITY_NOT_DECLARED": lambda: (offer(), DECL, URL, {"require_capabilities": ("write:external",)}),
 }

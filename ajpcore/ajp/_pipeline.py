@@ -247,11 +247,15 @@ def declared(
     backend: Optional[str] = None,
     cache: Optional[IdentityCache] = None,
     now_us: int = 0,
+    gated: bool = False,
 ) -> SenderIdentity:
-    """The sender step of an agent, once its declaration is in hand: ``verify_sender``'s identity flow up
-    to the key (``SenderIdentityError``, 403, with the SDK's codes), then the capability ``rule``."""
+    """The sender step of an agent, once its declaration is in hand: the URL gate (unless ``gated``: the
+    ``Receiver`` ran it before fetching), ``verify_sender``'s identity flow up to the key
+    (``SenderIdentityError``, 403, with the SDK's codes), then the capability ``rule``."""
     sender = offer._raw["from"]
-    identity = _declared_sender(sender, declaration, retrieved_from, backend=backend, cache=cache, now_us=now_us)
+    identity = _declared_sender(
+        sender, declaration, retrieved_from, backend=backend, cache=cache, now_us=now_us, gated=gated
+    )
     _check_capabilities(identity, _required(rule, sender["type"]))
     return identity
 

@@ -15,12 +15,9 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-import threading
-from collections import OrderedDict
 from typing import Any, Awaitable, Callable, Mapping, Optional, Tuple, Union
 
 from ..errors import AjpError, DeclarationUnreachable, KeyUsageError, ReplayedMessage, SenderIdentityError
-from ..provenance.location import check_declaration_url
 from ..provenance.pins import AsyncKeyPins, KeyPins
 from ._answers import AckAnswer, HttpAnswer, OfferAnswer, ack_answer, offer_accepted, offer_refused, status_answer
 from ._messages import JobOffer, JobStatus, Sender
@@ -58,7 +55,7 @@ from ._policy import (
     _replay_guard,
 )
 from ._rules import DEFAULT_MAX_LIFETIME_SECONDS, DEFAULT_SKEW_SECONDS
-from ._sender import IdentityCache, SenderIdentity
+from ._sender import IdentityCache, SenderIdentity, _gate
 
 __all__ = ["Receiver", "ReceivedOffer"]
 
@@ -100,8 +97,6 @@ def _fetch_failed(exc: BaseException, url: str) -> DeclarationUnreachable:
     return DeclarationUnreachable("sender declaration could not be fetched")
 
 
-_GATED_PAIRS = 4096
-"""How many admitted (provenance_id, declaration_url) pairs a Receiver remembers (oldest out first)."""
 
 
 class Receiver:
@@ -144,7 +139,7 @@ class Receiver:
 
     __slots__ = (
         "_recipients", "_secret", "_secrets", "_resolver", "_resolver_async", "pins", "replay_guard",
-        "_rule", "skew", "max_lifetime", "identity_cache", "backend", "_gated", "_gated_lock", "_secret_identity",
+        "_rule", "skew", "max_lifetime", "identity_cache", "backend", "_secret_identity",
         "max_body_bytes",
     )
 
@@ -187,10 +182,6 @@ class Receiver:
         self.max_lifetime = max_lifetime
         self.identity_cache = IdentityCache() if identity_cache is _DEFAULT_CACHE else identity_cache
         self.backend = backend
-        # (provenance_id, url) pairs the gate admitted: it is a pure function of the two (no DNS,
-        # no clock), so its verdict is kept (bounded) instead of re-parsing the URL per offer.
-        self._gated: "OrderedDict[Tuple[str, str], None]" = OrderedDict()
-        self._gated_lock = threading.Lock()
         # signer_identity(self._secret, None), computed on the first offer it verifies (computing it here
         # could raise for a secret the HMAC refuses, before any offer said so).
         self._secret_identity: Optional[str] = None
@@ -232,13 +223,7 @@ class Receiver:
                 "NO_DECLARATION_URL",
             )
         provenance_id: str = sender["provenance_id"]  # the schema requires it of agents
-        pair = (provenance_id, url)
-        if pair not in self._gated:
-            check_declaration_url(url, provenance_id)
-            with self._gated_lock:
-                self._gated[pair] = None
-                if len(self._gated) > _GATED_PAIRS:
-                    self._gated.popitem(last=False)
+        _gate(provenance_id, url)
         return provenance_id, url
 
     # -- the signature step, and what it makes ----------------------------------------------------
@@ -272,7 +257,7 @@ class Receiver:
         declaration, retrieved_from = _resolved(fetched)
         return declared(
             offer, declaration, retrieved_from, self._rule, backend=self.backend, cache=self.identity_cache,
-            now_us=now_us,
+            now_us=now_us, gated=True,
         )
 
     # -- the admit step, with this receiver's guard ------------------------------------------------
