@@ -10,7 +10,7 @@ and the machine-readable code of the AJP error body (``.code``).
 from __future__ import annotations
 
 from json.encoder import encode_basestring_ascii as _quote
-from typing import Any, Callable, Dict, Iterable, List, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 __all__ = [
     "AjpError",
@@ -48,7 +48,8 @@ class AjpError(Exception):
 # pick it; the titles are the ``error`` member of the ``ErrorBody`` per status.
 _TITLES = {400: "Invalid JobOffer", 401: "Invalid signature", 402: "Budget refused",
            403: "Sender identity could not be established", 404: "Job not found", 409: "Duplicate job",
-           429: "Too many requests", 503: "Service unavailable"}
+           413: "Payload too large", 415: "Unsupported media type", 429: "Too many requests",
+           503: "Service unavailable"}
 
 
 def _answer(exc: BaseException, message: str) -> Tuple[int, Dict[str, Any]]:
@@ -60,26 +61,54 @@ def _answer(exc: BaseException, message: str) -> Tuple[int, Dict[str, Any]]:
     """
     invalid = f"Invalid {message}"
     if isinstance(exc, Busy):
-        return 429, {"error": _TITLES[429], "code": exc.code, "reason": str(exc), "retry_after": exc.retry_after}
+        return 429, {"error": _TITLES[429], "code": exc.code, "reason": _line(str(exc)), "retry_after": exc.retry_after}
     if isinstance(exc, InvalidMessage):
-        return 400, {"error": invalid, "code": exc.code, "errors": list(exc.errors)}
+        lines = list(exc.errors)
+        return 400, {"error": invalid, "code": exc.code, "reason": _summary(lines), "errors": lines}
     if isinstance(exc, ValidationError):
-        return 400, {"error": invalid, "code": exc.code, "errors": [f"{reason} - at `{path}`" for path, reason in exc.errors]}
+        lines = [f"{reason} - at `{path}`" for path, reason in exc.errors]
+        return 400, {"error": invalid, "code": exc.code, "reason": _summary(lines), "errors": lines}
     if isinstance(exc, DecodeError):
-        return 400, {"error": invalid, "code": exc.code, "errors": [str(exc)]}
+        lines = [str(exc)]
+        return 400, {"error": invalid, "code": exc.code, "reason": _summary(lines), "errors": lines}
     if isinstance(exc, RecipientMismatch):
-        return 403, {"error": "Offer addressed to another agent", "code": exc.code, "reason": str(exc)}
+        return 403, {"error": "Offer addressed to another agent", "code": exc.code, "reason": _line(str(exc))}
+    if isinstance(exc, DeclarationUnreachable):  # the fetch failure's own text stays with the host (its log)
+        return 403, {"error": _TITLES[403], "code": exc.code, "reason": _UNREACHABLE_REASON}
     if isinstance(exc, StateUnavailable):
         reason = "the receiver cannot reach its replay or key-pin store; retry later"
         return 503, {"error": _TITLES[503], "code": exc.code, "reason": reason, "retry_after": exc.retry_after}
     if isinstance(exc, JobInProgress):
-        return 503, {"error": _TITLES[503], "code": exc.code, "reason": str(exc), "retry_after": exc.retry_after}
+        return 503, {"error": _TITLES[503], "code": exc.code, "reason": _line(str(exc)), "retry_after": exc.retry_after}
     if isinstance(exc, AjpError) and exc.status in _TITLES:
         title = invalid if exc.status == 400 else _TITLES[exc.status]
-        return exc.status, {"error": title, "code": exc.code, "reason": str(exc)}
+        return exc.status, {"error": title, "code": exc.code, "reason": _line(str(exc))}
     if isinstance(exc, AjpError) and 400 <= exc.status < 500:
-        return exc.status, {"error": "Request refused", "code": exc.code, "reason": str(exc)}
-    return 500, {"error": "Internal error"}
+        return exc.status, {"error": "Request refused", "code": exc.code, "reason": _line(str(exc))}
+    return 500, {"error": "Internal error", "reason": "the receiver failed; nothing about the request is known"}
+
+
+_UNREACHABLE_REASON = "the sender's declaration could not be fetched from its declaration_url; retry later"
+_REASON_CHARS = 300
+"""The longest ``reason``: one line a person reads (the ``errors`` list, when there is one, has every problem)."""
+
+
+def _line(text: str) -> str:
+    """``text`` as one line of at most ``_REASON_CHARS`` characters (line breaks as spaces; cut with "...")."""
+    line = " ".join(text.split())
+    return line if len(line) <= _REASON_CHARS else line[: _REASON_CHARS - 3] + "..."
+
+
+def _summary(lines: List[str]) -> str:
+    """The ``reason`` of a 400: its first problem, and how many more ``errors`` lists."""
+    if not lines:
+        return "the message is not well formed"
+    first = _line(lines[0])
+    more = len(lines) - 1
+    if not more:
+        return first
+    suffix = f" (and {more} more problem{'s' if more > 1 else ''})"
+    return first[: _REASON_CHARS - len(suffix)] + suffix
 
 
 class EncodeError(AjpError, TypeError):
@@ -264,18 +293,23 @@ class ReplayedMessage(AjpError):
     offer and it equals the digest of this one (a byte-identical retry of the
     signed content, which a receiver may answer as it answered the first); False
     when either digest is missing or they differ (another body under a job id
-    already taken).
+    already taken).  ``.job_id``: the offer's job id (set by the receive path,
+    ``receive_offer`` and ``ajp.Receiver``; None when a guard is called alone), so a
+    framework that catches the replay can answer the duplicate 202 itself.
     """
 
     status = 409
     code = "REPLAY"
 
-    def __init__(self, reason: str = "this job was already received", *, same_body: bool = False) -> None:
+    def __init__(
+        self, reason: str = "this job was already received", *, same_body: bool = False, job_id: Optional[str] = None
+    ) -> None:
         self.same_body = bool(same_body)
+        self.job_id = job_id
         super().__init__(reason)
 
     def __reduce__(self) -> Any:
-        return (_rebuild_replayed, (str(self), self.same_body))
+        return (_rebuild_replayed, (str(self), self.same_body, self.job_id))
 
 
 class BudgetRefused(AjpError):
@@ -306,8 +340,8 @@ class Busy(AjpError):
         return (type(self), (str(self), self.retry_after))
 
 
-def _rebuild_replayed(reason: str, same_body: bool) -> "ReplayedMessage":
-    return ReplayedMessage(reason, same_body=same_body)
+def _rebuild_replayed(reason: str, same_body: bool, job_id: Optional[str] = None) -> "ReplayedMessage":
+    return ReplayedMessage(reason, same_body=same_body, job_id=job_id)
 
 
 class StateUnavailable(AjpError, OSError):
@@ -506,7 +540,51 @@ class DeclarationUnreachable(SenderIdentityError):
         return (type(self), (str(self),))
 
 
-__all__ += ["RecipientMismatch", "DeclarationUnreachable"]
+class PayloadTooLarge(AjpError):
+    """A request body over the receiver's bound (HTTP 413, ``PAYLOAD_TOO_LARGE``), refused before any decoding.
+
+    ``.size``: the body's length in bytes (UTF-8 bytes of a ``str``), or None when an
+    adapter stopped reading it at the bound; ``.limit``: the bound
+    (``ajp.Receiver(max_body_bytes=...)``, default 1 MiB).
+    """
+
+    status = 413
+    code = "PAYLOAD_TOO_LARGE"
+
+    def __init__(self, size: Optional[int], limit: int) -> None:
+        self.size = size
+        self.limit = limit
+        what = "the body" if size is None else f"the body ({size} bytes)"
+        super().__init__(f"{what} is over this receiver's bound of {limit} bytes")
+
+    def __reduce__(self) -> Any:
+        return (type(self), (self.size, self.limit))
+
+
+class UnsupportedMediaType(AjpError):
+    """A request body that does not say it is JSON (HTTP 415, ``UNSUPPORTED_MEDIA_TYPE``).
+
+    ``ajp.check_content_type``'s refusal: the ``Content-Type`` must be
+    ``application/json``, with ``charset=utf-8`` or no parameter.  ``.content_type``:
+    the header as received (None when there was none).
+    """
+
+    status = 415
+    code = "UNSUPPORTED_MEDIA_TYPE"
+
+    def __init__(self, content_type: Optional[str]) -> None:
+        self.content_type = content_type
+        if content_type is None:
+            reason = "the request has no Content-Type: send application/json"
+        else:
+            reason = f"Content-Type {_quote(content_type[:100])} is not application/json (UTF-8)"
+        super().__init__(reason)
+
+    def __reduce__(self) -> Any:
+        return (type(self), (self.content_type,))
+
+
+__all__ += ["RecipientMismatch", "DeclarationUnreachable", "PayloadTooLarge", "UnsupportedMediaType"]
 
 # -- A2A Agent Card signatures (ajpcore.a2a) --
 

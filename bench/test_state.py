@@ -164,6 +164,7 @@ RECEIVER = "provenance:domain:receiver.example"  # every offer's `to`; bare publ
 def _receive(benchmark, offers, guard):
     scheme, data, check = offers
     feed = itertools.cycle(data) if guard is None else iter(data)
+    guard = ajp.NO_REPLAY_GUARD if guard is None else guard
     benchmark.pedantic(lambda: ajp.receive_offer(next(feed), now=NOW, recipient=RECEIVER, replay_guard=guard,
                                                  require_capabilities=(), **check),
                        rounds=len(data), iterations=1, warmup_rounds=0)
@@ -172,7 +173,7 @@ def _receive(benchmark, offers, guard):
 @pytest.mark.parametrize("backend", ["none", "memory", "sqlite", "redis"])
 def test_receive_offer(benchmark, offers, backend, tmp_path, request):
     benchmark.group = f"state-receive-{offers[0]}"
-    guard = None
+    guard = None  # "none": ajp.NO_REPLAY_GUARD (the offers then cycle)
     if backend == "memory":
         guard = ajp.MemoryReplayGuard(max_entries=100_000, max_per_identity=50_000)
     elif backend == "sqlite":

@@ -31,7 +31,8 @@ STATE_DIR = Path(os.environ.get("AJP_STATE_DIR", "ajp-state"))
 REDIS_URL = os.environ.get("AJP_REDIS_URL") or None
 REDIS_PREFIX = os.environ.get("AJP_REDIS_PREFIX", "ajpcore:")
 MAX_BODY = 64 * 1024
-"""Largest request body the examples read (bytes); larger ones are answered 413 unread."""
+"""Largest request body the examples read (bytes, the Receiver's ``max_body_bytes``); larger ones are
+answered 413 unread by the adapters."""
 MAX_DECLARATION = 64 * 1024
 
 
@@ -123,6 +124,7 @@ def build_receiver(*, asynchronous: bool) -> ajp.Receiver:
         declarations=fetch_declaration_async if asynchronous else fetch_declaration,
         pins=pins,
         replay_guard=guard,
+        max_body_bytes=MAX_BODY,
         # require_capabilities defaults to the specification's rule: agents must declare delegate:agents
     )
 
@@ -152,6 +154,10 @@ class Jobs:
             self._local.db = db
         return db
 
+    def accept(self, received: ajp.ReceivedOffer) -> None:
+        """The adapters' ``accept``: a new accepted offer; return once the host has the job."""
+        self.start(received.offer)
+
     def start(self, offer: ajp.JobOffer) -> None:
         """Run the job (here: echo its instruction) and record it as completed."""
         output = json.dumps({"echo": offer.task.instruction})
@@ -171,8 +177,8 @@ class Jobs:
         return {"status": status, "progress": 1, "message": f"runs={runs} worker={worker}",
                 "output": json.loads(output)}
 
-    def ack(self, job_id: str) -> bool:
-        """Mark the job's result as received; False when there is no such job."""
+    def ack(self, job_id: str, ack: Optional[ajp.Ack] = None) -> bool:
+        """Mark the job's result as received (the adapters' ``ack``); False when there is no such job."""
         with self._db() as db:
             return db.execute("UPDATE jobs SET acked = 1 WHERE job_id = ?", (job_id,)).rowcount == 1
 

@@ -251,13 +251,15 @@ def test_human_offer_is_accepted_end_to_end(core):
 
 
 def test_agent_offer_is_accepted_end_to_end(core):
-    offer = ajp.receive_offer(_bytes(VECTORS["offer-agent-ed25519-jcs"]), now=NOW, recipient=RECEIVER, public_key=PUBLIC, require_capabilities=())
+    offer = ajp.receive_offer(_bytes(VECTORS["offer-agent-ed25519-jcs"]), replay_guard=ajp.NO_REPLAY_GUARD,
+                              now=NOW, recipient=RECEIVER, public_key=PUBLIC, require_capabilities=())
     assert offer.sender.provenance_id == "provenance:github:example/research-agent"
 
 
 def _refusal(data, **kw):
     kw.setdefault("now", NOW)
     kw.setdefault("recipient", RECEIVER)
+    kw.setdefault("replay_guard", ajp.NO_REPLAY_GUARD)
     if "public_key" in kw:
         kw.setdefault("require_capabilities", ())  # a bare key: no declaration to read capabilities from
     with pytest.raises(Exception) as info:
@@ -293,7 +295,8 @@ def test_callback_url_with_a_malformed_ip_literal_is_refused(core, url):
 def test_callback_url_with_a_valid_ip_literal_is_accepted(core, url):
     doc = _resigned(dict(VECTORS["offer-human-hmac-jcs"], callback={"url": url}), secret=SECRET)
     assert ajp.JobOffer.from_json(_bytes(doc)).callback.url == url
-    assert ajp.receive_offer(_bytes(doc), now=NOW, recipient=RECEIVER, secret=SECRET).callback.url == url
+    assert ajp.receive_offer(_bytes(doc), replay_guard=ajp.NO_REPLAY_GUARD,
+                             now=NOW, recipient=RECEIVER, secret=SECRET).callback.url == url
 
 
 def test_schema_problems_are_400_with_every_path(core):
@@ -308,7 +311,8 @@ def test_schema_problems_are_400_with_every_path(core):
 def test_expired_offer_is_400_with_the_sdk_message(core):
     exc, status, body = _refusal(_bytes(VECTORS["offer-human-hmac-jcs"]), secret=SECRET, now="2026-03-05T10:03:00Z")
     assert isinstance(exc, InvalidMessage) and status == 400
-    assert body.to_dict() == {"error": "Invalid JobOffer", "code": "INVALID_OFFER", "errors": ["offer has expired"]}
+    assert body.to_dict() == {"error": "Invalid JobOffer", "code": "INVALID_OFFER", "reason": "offer has expired",
+                              "errors": ["offer has expired"]}
 
 
 def test_offer_from_the_future_is_400(core):
@@ -543,12 +547,14 @@ def test_policy_refusals_map_to_402_403():
     status, body = ajp.error_response(TrustRefused("declaration location mismatch"))
     assert status == 403 and body.error == "Sender identity could not be established"
     status, body = ajp.error_response(RuntimeError("secret detail"))
-    assert status == 500 and body.to_dict() == {"error": "Internal error"}
+    assert status == 500 and body.to_dict() == {
+        "error": "Internal error", "reason": "the receiver failed; nothing about the request is known"
+    }
 
 
 def test_error_bodies_from_the_errors_themselves():
     assert InvalidMessage(["missing: task.type"]).error_body() == {
-        "error": "Invalid JobOffer", "code": "INVALID_OFFER", "errors": ["missing: task.type"]}
+        "error": "Invalid JobOffer", "code": "INVALID_OFFER", "reason": "missing: task.type", "errors": ["missing: task.type"]}
     assert Busy("full", retry_after=30).error_body()["retry_after"] == 30
     assert ReplayedMessage("again").status == 409
     for exc in (InvalidMessage(["x"]), Busy("b", 3), ReplayedMessage("r"), BudgetRefused("b"), TrustRefused("t")):

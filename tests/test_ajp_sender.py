@@ -48,6 +48,10 @@ def declaration(key: Ed25519PrivateKey = KEY, **changes) -> dict:
 
 DECL = declaration()
 DECL_BYTES = ajpcore.canonicalize(DECL)
+# A URL that is the location of two ids (the host's and a path under it): the gate admits it for
+# ALICE, the declaration served there is PID's, whose location it also is: the ids differ.
+ALICE = "provenance:domain:agent.example.com/agents/alice"
+ALICE_URL = "https://agent.example.com/agents/alice/provenance.json"
 
 
 def offer(key: Ed25519PrivateKey = KEY, **sender) -> ajp.JobOffer:
@@ -80,14 +84,16 @@ def test_identity_from_the_declaration(core, backend, form):
 
 
 def test_receive_offer_from_bytes_to_accepted_with_the_declared_key(core):
-    got = ajp.receive_offer(offer().to_json(), now=NOW, recipient=RECEIVER, declaration=DECL_BYTES, retrieved_from=URL)
+    got = ajp.receive_offer(offer().to_json(), replay_guard=ajp.NO_REPLAY_GUARD,
+                            now=NOW, recipient=RECEIVER, declaration=DECL_BYTES, retrieved_from=URL)
     assert got.sender.provenance_id == PID and got.job_id == "job_example1"
 
 
 def test_offer_signed_by_another_key_is_401_after_identity(core):
     forged = offer(key=OTHER)
     with pytest.raises(BadSignature) as exc:
-        ajp.receive_offer(forged.to_json(), now=NOW, recipient=RECEIVER, declaration=DECL_BYTES, retrieved_from=URL)
+        ajp.receive_offer(forged.to_json(), replay_guard=ajp.NO_REPLAY_GUARD,
+                          now=NOW, recipient=RECEIVER, declaration=DECL_BYTES, retrieved_from=URL)
     assert exc.value.status == 401
 
 
@@ -107,12 +113,13 @@ REFUSALS = {
                       now=NOW, secret=b"s"), DECL, retrieved_from=URL),
     "NO_DECLARATION_URL": lambda: ajp.verify_sender(offer(declaration_url=None), DECL, retrieved_from=URL),
     "DECLARATION_LOCATION_MISMATCH": lambda: ajp.verify_sender(
-        offer(declaration_url="https://evil.example/copied/provenance.json"), DECL,
-        retrieved_from="https://evil.example/copied/provenance.json"),
+        offer(declaration_url="https://evil.example.net/copied/provenance.json"), DECL,
+        retrieved_from="https://evil.example.net/copied/provenance.json"),
     "DECLARATION_UNPARSEABLE": lambda: ajp.verify_sender(offer(), b'{"a": 1, "a": 2}', retrieved_from=URL),
     "NO_PUBLIC_KEY": lambda: ajp.verify_sender(offer(), {k: v for k, v in DECL.items() if k != "identity"}, retrieved_from=URL),
     "DECLARATION_INVALID": lambda: ajp.verify_sender(offer(), dict(DECL, constraints=[]), retrieved_from=URL),
-    "DECLARATION_ID_MISMATCH": lambda: ajp.verify_sender(offer(provenance_id="provenance:domain:other.example"), DECL, retrieved_from=URL),
+    "DECLARATION_ID_MISMATCH": lambda: ajp.verify_sender(offer(provenance_id=ALICE, declaration_url=ALICE_URL), DECL,
+                                                         retrieved_from=ALICE_URL),
     "KEY_ROTATED": lambda: ajp.verify_sender(offer(), DECL, retrieved_from=URL, pins=_pinned(OTHER)),
     "CAPABILITY_NOT_DECLARED": lambda: ajp.verify_sender(offer(), DECL, retrieved_from=URL, require_capabilities=["financial:transact"]),
 }
@@ -135,7 +142,7 @@ RECEIVE_CASES = {
     "DECLARATION_UNPARSEABLE": lambda: (offer(), b"provenance: '0.2'\n", URL, {}),
     "NO_PUBLIC_KEY": lambda: (offer(), dict(DECL, identity={"algorithm": "ed25519"}), URL, {}),
     "DECLARATION_INVALID": lambda: (offer(), dict(DECL, capabilities=["everything"]), URL, {}),
-    "DECLARATION_ID_MISMATCH": lambda: (offer(provenance_id="provenance:domain:other.example"), DECL, URL, {}),
+    "DECLARATION_ID_MISMATCH": lambda: (offer(provenance_id=ALICE, declaration_url=ALICE_URL), DECL, ALICE_URL, {}),
     "KEY_ROTATED": lambda: (offer(), DECL, URL, {"pins": _pinned(OTHER)}),
     "CAPABILITY_NOT_DECLARED": lambda: (offer(), DECL, URL, {"require_capabilities": ("write:external",)}),
 }
@@ -144,7 +151,8 @@ RECEIVE_CASES = {
 @pytest.mark.parametrize("code", sorted(RECEIVE_CASES))
 def test_receive_offer_refuses_with_the_same_code(core, code):
     o, decl, where, more = RECEIVE_CASES[code]()
-    assert _code(lambda: ajp.receive_offer(o.to_json(), now=NOW, recipient=RECEIVER, declaration=decl, retrieved_from=where, **more)) == code
+    assert _code(lambda: ajp.receive_offer(o.to_json(), now=NOW, recipient=RECEIVER, replay_guard=ajp.NO_REPLAY_GUARD,
+                                           declaration=decl, retrieved_from=where, **more)) == code
 
 
 def test_key_rotated_is_a_sender_identity_error(core):
@@ -196,15 +204,18 @@ def test_capabilities_of_a_01_declaration_are_not_trusted(core):
 
 def test_receive_offer_keyword_rules(core):
     with pytest.raises(KeyUsageError):
-        ajp.receive_offer(offer().to_json(), now=NOW, recipient=RECEIVER, declaration=DECL, retrieved_from=URL, public_key=KEY.public_key)
+        ajp.receive_offer(offer().to_json(), replay_guard=ajp.NO_REPLAY_GUARD,
+                          now=NOW, recipient=RECEIVER, declaration=DECL, retrieved_from=URL, public_key=KEY.public_key)
     with pytest.raises(KeyUsageError):
-        ajp.receive_offer(offer().to_json(), now=NOW, recipient=RECEIVER, pins=MemoryKeyPins(), public_key=KEY.public_key)
+        ajp.receive_offer(offer().to_json(), replay_guard=ajp.NO_REPLAY_GUARD,
+                          now=NOW, recipient=RECEIVER, pins=MemoryKeyPins(), public_key=KEY.public_key)
 
 
 def test_human_sender_keeps_the_hmac_path(core):
     human = ajp.new_offer(sender={"type": "human", "id": "u1"}, to=RECEIVER, task={"type": "t", "instruction": "i"},
                           now=NOW, secret=b"platform-secret")
-    assert ajp.receive_offer(human.to_json(), now=NOW, recipient=RECEIVER, secret=b"platform-secret").sender.type == "human"
+    assert ajp.receive_offer(human.to_json(), replay_guard=ajp.NO_REPLAY_GUARD,
+                             now=NOW, recipient=RECEIVER, secret=b"platform-secret").sender.type == "human"
 
 
 @pytest.mark.parametrize(
@@ -292,7 +303,8 @@ def test_new_offer_signs_with_the_scheme_of_the_sender_type(core):
     human = ajp.new_offer(sender={"type": "human", "id": "u"}, to=RECEIVER, task={"type": "t", "instruction": "i"},
                           now=NOW, secret="s3cret")
     assert human.signature.startswith("sha256:")
-    assert ajp.receive_offer(human.to_json(), now=NOW, recipient=RECEIVER, secret="s3cret") == human
+    assert ajp.receive_offer(human.to_json(), replay_guard=ajp.NO_REPLAY_GUARD,
+                             now=NOW, recipient=RECEIVER, secret="s3cret") == human
     with pytest.raises(KeyUsageError):
         ajp.new_offer(sender={"type": "human"}, to=RECEIVER, task={"type": "t", "instruction": "i"}, now=NOW, private_key=KEY)
     with pytest.raises(KeyUsageError):
@@ -350,7 +362,8 @@ def test_new_offer_round_trips_through_receive_offer(task_input):
         task_input = {"value": task_input}
     built = ajp.new_offer(sender={"type": "agent", "provenance_id": PID, "declaration_url": URL}, to=RECEIVER,
                           task={"type": "t", "instruction": "i", "input": task_input}, now=NOW, private_key=KEY)
-    got = ajp.receive_offer(built.to_json(), now=NOW, recipient=RECEIVER, declaration=DECL_BYTES, retrieved_from=URL)
+    got = ajp.receive_offer(built.to_json(), replay_guard=ajp.NO_REPLAY_GUARD,
+                            now=NOW, recipient=RECEIVER, declaration=DECL_BYTES, retrieved_from=URL)
     assert got.to_json() == built.to_json()  # the same canonical bytes (ints past 2**53 are their double)
 
 
@@ -370,7 +383,8 @@ EXAMPLE_DECLARATION = {
 def worked_example_block() -> str:
     decl = sign_declaration(EXAMPLE_DECLARATION, KEY)
     sent = offer()
-    got = ajp.receive_offer(sent.to_json(), now=NOW, recipient=RECEIVER, declaration=ajpcore.canonicalize(decl), retrieved_from=URL)
+    got = ajp.receive_offer(sent.to_json(), replay_guard=ajp.NO_REPLAY_GUARD,
+                            now=NOW, recipient=RECEIVER, declaration=ajpcore.canonicalize(decl), retrieved_from=URL)
     ident = ajp.verify_sender(got, decl, retrieved_from=URL)
     return "\n".join(
         [

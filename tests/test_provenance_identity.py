@@ -313,6 +313,8 @@ def _receive(data, **kwargs):
     if "recipient" in inspect.signature(ajp.receive_offer).parameters:
         kwargs["recipient"] = RECEIVER
         kwargs.setdefault("require_capabilities", ())  # these declarations are about identity, not delegation
+    if "replay_guard" in inspect.signature(ajp.receive_offer).parameters:
+        kwargs.setdefault("replay_guard", ajp.NO_REPLAY_GUARD)
     return ajp.receive_offer(data, now=NOW, **kwargs)
 
 
@@ -320,6 +322,9 @@ def test_the_pin_holds_against_the_canonical_spelling(core):
     pins = _owner_pinned()
     with pytest.raises(KeyRotated):
         ajp.verify_sender(_offer(ATTACKER, PID), _declaration(ATTACKER, PID), retrieved_from=URL, pins=pins)
+
+
+GATE_ID_CODES = ("PROVENANCE_ID_NOT_CANONICAL", "PROVENANCE_ID_INVALID")  # what the URL gate says of a respelling
 
 
 @pytest.mark.parametrize("respelled", RESPELLINGS)
@@ -331,15 +336,16 @@ def test_a_respelled_id_is_refused_by_verify_sender(core, respelled):
     result = verify_declaration(ajpcore.decode(decl), URL)
     assert result.valid and result.location == "unchecked" and not result.trustworthy
     assert "not in canonical form (`provenance:domain:agent.example.com`)" in result.reason
+    # The URL gate refuses the respelled id first, as the Receiver does (issue 29 item 8: one verdict).
     with pytest.raises(SenderIdentityError) as exc:
         ajp.verify_sender(_offer(ATTACKER, respelled), decl, retrieved_from=URL, pins=pins)
-    assert exc.value.status == 403 and exc.value.code == "DECLARATION_LOCATION_MISMATCH"
+    assert exc.value.status == 403 and exc.value.code in GATE_ID_CODES
     # Nothing was pinned for the respelling; the owner's pin is untouched.
     assert pins.pinned(respelled) is None and pins.pinned(PID) == OWNER.public_key.fingerprint
-    # An offer under the respelling with the canonical declaration: the ids differ.
+    # An offer under the respelling with the canonical declaration: the same refusal.
     with pytest.raises(SenderIdentityError) as exc:
         ajp.verify_sender(_offer(ATTACKER, respelled), _declaration(ATTACKER, PID), retrieved_from=URL, pins=pins)
-    assert exc.value.code == "DECLARATION_ID_MISMATCH"
+    assert exc.value.code in GATE_ID_CODES
 
 
 @pytest.mark.parametrize("respelled", RESPELLINGS)
@@ -348,7 +354,7 @@ def test_a_respelled_id_is_refused_by_receive_offer(core, respelled):
     data = _offer(ATTACKER, respelled).to_json()
     with pytest.raises(SenderIdentityError) as exc:
         _receive(data, declaration=_declaration(ATTACKER, respelled), retrieved_from=URL, pins=pins)
-    assert exc.value.status == 403 and exc.value.code == "DECLARATION_LOCATION_MISMATCH"
+    assert exc.value.status == 403 and exc.value.code in GATE_ID_CODES
     assert pins.pinned(respelled) is None
     # The owner's own offers still go through, with the canonical id.
     accepted = _receive(_offer(OWNER, PID, job_id="job_owner").to_json(), declaration=_declaration(OWNER, PID),

@@ -39,7 +39,7 @@ from ajpcore import Ed25519PrivateKey, ajp, signing
 from ajpcore.ajp import _pipeline, _policy, _sender
 from ajpcore.ajp._replay import MemoryReplayGuard, check_admit, group_busy, replay_identity
 from ajpcore.ajp._rules import _typed_offer_errors
-from ajpcore.errors import AjpError, Busy, InvalidMessage, RecipientMismatch, ReplayedMessage
+from ajpcore.errors import AjpError, Busy, InvalidMessage, RecipientMismatch, ReplayedMessage, TimestampError
 from ajpcore.provenance import MemoryKeyPins, sign_declaration
 from ajpcore.provenance.pins import _PinStore
 from ajpcore.timestamps import instant_micros
@@ -155,15 +155,34 @@ def _outcome(call: Any) -> Any:
 # -- the general pipeline, as it was before the fast paths ---------------------------------------
 
 
+# A wrong `now` is the host's bug: read before the body, raised as the builtin error, never an AjpError.
+HOST_ERRORS = {"2026-03-05T10:00:30": ValueError, "nonsense": ValueError, None: TypeError, "nan": ValueError,
+               "naive": ValueError, True: TypeError}
+
+
+def _reference_now(now: Any) -> int:
+    try:
+        return instant_micros(now)
+    except TimestampError as exc:
+        key = "nan" if now != now else "naive" if isinstance(now, datetime) else now
+        raise HOST_ERRORS[key](f"`now=` (the host's clock, not the sender's input): {exc}") from None
+
+
 def _reference_shape(data: Any, now: Any, skew: float, max_lifetime: float, recipients: Any) -> Tuple[Any, int, int]:
+    now_us = _reference_now(now)
     offer = data if type(data) is ajp.JobOffer else ajp.JobOffer.from_json(data)
     raw = offer._raw
-    now_us = instant_micros(now)
     errors, expires_us = _typed_offer_errors(raw, now_us, True, skew, max_lifetime)
     if errors:
         raise InvalidMessage(errors)
     if recipients is not None and raw["to"]["provenance_id"] not in recipients:
         raise RecipientMismatch(raw["to"]["provenance_id"])
+    return offer, now_us, expires_us
+
+
+def _fast_shape(data: Any, now: Any, skew: float, max_lifetime: float, recipients: Any) -> Tuple[Any, int, int]:
+    value, now_us = _pipeline.read(data, now, ajp.DEFAULT_MAX_BODY_BYTES)  # `now` first, then the body
+    offer, expires_us = _pipeline.shape(value, now_us, skew, max_lifetime, recipients)
     return offer, now_us, expires_us
 
 
@@ -245,7 +264,7 @@ def test_receive_decides_as_the_general_pipeline(core, sender_type, mutation, si
                      max_lifetime=max_lifetime, declarations=lambda pid, url: (DECL, url), pins=MemoryKeyPins(),
                      replay_guard=MemoryReplayGuard())
     guard, pins = MemoryReplayGuard(), MemoryKeyPins()
-    fast = _outcome(lambda: _pipeline.shape(_pipeline.read(data), now, skew, max_lifetime, r._recipients))
+    fast = _outcome(lambda: _fast_shape(data, now, skew, max_lifetime, r._recipients))
     slow = _outcome(lambda: _reference_shape(data, now, skew, max_lifetime, r._recipients))
     if fast[0] == "ok":
         assert slow[0] == "ok" and fast[1][0].to_json() == slow[1][0].to_json() and fast[1][1:] == slow[1][1:]
@@ -340,7 +359,8 @@ def test_a_legacy_signature_is_refused_with_the_upgrade_error_by_the_fast_paths(
         else:
             signature = "ed25519:" + base64.b64encode(KEY.sign(legacy)).decode()
         data = ajpcore.canonicalize(dict(body, signature=signature))
-        r = ajp.Receiver(recipient=ME, secret=SECRET, declarations=lambda pid, url: (DECL, url))
+        r = ajp.Receiver(replay_guard=ajp.NO_REPLAY_GUARD,
+                         recipient=ME, secret=SECRET, declarations=lambda pid, url: (DECL, url))
         got = _outcome(lambda: r.receive(data, now=NOW))
         assert got[0] == "LegacySignature" and "upgrade your sender" in got[1]
         assert got == _outcome(lambda: _reference_receive(r, data, NOW, None))
@@ -350,7 +370,8 @@ def test_an_agent_offer_signed_by_another_key_or_with_a_secret(core):
     for signer in ({"private_key": OTHER}, {"secret": SECRET}):
         body = _base("agent")
         data = ajpcore.canonicalize(dict(body, signature=signing.sign(body, **signer)))
-        r = ajp.Receiver(recipient=ME, secret=SECRET, declarations=lambda pid, url: (DECL, url))
+        r = ajp.Receiver(replay_guard=ajp.NO_REPLAY_GUARD,
+                         recipient=ME, secret=SECRET, declarations=lambda pid, url: (DECL, url))
         got = _outcome(lambda: r.receive(data, now=NOW))
         assert got[0] in ("BadSignature", "InvalidMessage")
         assert got == _outcome(lambda: _reference_receive(r, data, NOW, None))
@@ -366,7 +387,8 @@ def test_receive_offer_keeps_the_same_digest_as_the_receiver(core):
         offer = ajp.receive_offer(data, now=NOW, recipient=ME, replay_guard=guard, **keys)
         held = next(iter(guard._jobs.values()))["job_fast_0001"][1]
         assert held == _pipeline.offer_digest(offer) == signing.parse_signature(offer.signature)[1]
-        got = ajp.Receiver(recipient=ME, secret=SECRET, declarations=lambda pid, url: (DECL, url)).receive(data, now=NOW)
+        got = ajp.Receiver(replay_guard=ajp.NO_REPLAY_GUARD,
+                           recipient=ME, secret=SECRET, declarations=lambda pid, url: (DECL, url)).receive(data, now=NOW)
         assert got.digest == held
 
 
@@ -547,7 +569,8 @@ def test_identity_cache_memo_is_bounded():
 def test_a_rotated_declaration_at_the_same_url_is_verified_again(core):
     pins = MemoryKeyPins()
     docs = {"doc": DECL}
-    r = ajp.Receiver(recipient=ME, declarations=lambda pid, url: (docs["doc"], url), pins=pins)
+    r = ajp.Receiver(replay_guard=ajp.NO_REPLAY_GUARD,
+                     recipient=ME, declarations=lambda pid, url: (docs["doc"], url), pins=pins)
     body = _base("agent")
     r.receive(ajpcore.canonicalize(dict(body, signature=signing.sign(body, private_key=KEY))), now=NOW)
     docs["doc"] = ajpcore.canonicalize(sign_declaration(

@@ -74,6 +74,7 @@ class Resolver:
 
 def receiver(**kw) -> ajp.Receiver:
     kw.setdefault("recipient", ME)
+    kw.setdefault("replay_guard", ajp.NO_REPLAY_GUARD)
     kw.setdefault("secret", SECRET)
     kw.setdefault("declarations", Resolver())
     return ajp.Receiver(**kw)
@@ -84,21 +85,23 @@ def receiver(**kw) -> ajp.Receiver:
 
 def test_recipient_is_required():
     with pytest.raises(TypeError, match="recipient"):
-        ajp.receive_offer(human_offer().to_json(), now=NOW, secret=SECRET)  # type: ignore[call-arg]
+        ajp.receive_offer(human_offer().to_json(), replay_guard=ajp.NO_REPLAY_GUARD,
+                          now=NOW, secret=SECRET)  # type: ignore[call-arg]
     with pytest.raises(TypeError, match="recipient"):
-        ajp.Receiver(secret=SECRET)  # type: ignore[call-arg]
+        ajp.Receiver(replay_guard=ajp.NO_REPLAY_GUARD, secret=SECRET)  # type: ignore[call-arg]
     for nobody in ((), [], set(), ""):
         with pytest.raises((ValueError, TypeError)):
-            ajp.receive_offer(human_offer().to_json(), now=NOW, secret=SECRET, recipient=nobody)
+            ajp.receive_offer(human_offer().to_json(), replay_guard=ajp.NO_REPLAY_GUARD,
+                              now=NOW, secret=SECRET, recipient=nobody)
     for wrong in (b"provenance:domain:receiver.example", 5, None, [ME, 5]):
         with pytest.raises(TypeError):
-            ajp.Receiver(recipient=wrong, secret=SECRET)
+            ajp.Receiver(replay_guard=ajp.NO_REPLAY_GUARD, recipient=wrong, secret=SECRET)
 
 
 def test_an_offer_relayed_to_another_agent_is_403_wrong_recipient(core):
     relayed = human_offer(to="provenance:domain:someone-else.example").to_json()  # validly signed, for someone else
     with pytest.raises(RecipientMismatch) as exc:
-        ajp.receive_offer(relayed, now=NOW, recipient=ME, secret=SECRET)
+        ajp.receive_offer(relayed, replay_guard=ajp.NO_REPLAY_GUARD, now=NOW, recipient=ME, secret=SECRET)
     assert exc.value.status == 403 and exc.value.code == "WRONG_RECIPIENT"
     assert exc.value.addressed_to == "provenance:domain:someone-else.example"
     status, body = ajp.error_response(exc.value)
@@ -107,15 +110,18 @@ def test_an_offer_relayed_to_another_agent_is_403_wrong_recipient(core):
     assert answer.status == 403 and json.loads(answer.body)["code"] == "WRONG_RECIPIENT" and not answer.accepted
     with pytest.raises(RecipientMismatch):
         agent = agent_offer(to="provenance:domain:someone-else.example").to_json()
-        ajp.receive_offer(agent, now=NOW, recipient=ME, declaration=DECL, retrieved_from=URL)
+        ajp.receive_offer(agent, replay_guard=ajp.NO_REPLAY_GUARD,
+                          now=NOW, recipient=ME, declaration=DECL, retrieved_from=URL)
 
 
 def test_one_of_several_ids_and_any_recipient(core):
     mine = human_offer(to="provenance:github:me/second-name").to_json()
-    got = ajp.receive_offer(mine, now=NOW, recipient=[ME, "provenance:github:me/second-name"], secret=SECRET)
+    got = ajp.receive_offer(mine, replay_guard=ajp.NO_REPLAY_GUARD,
+                            now=NOW, recipient=[ME, "provenance:github:me/second-name"], secret=SECRET)
     assert got.to.provenance_id == "provenance:github:me/second-name"
     anyone = human_offer(to="provenance:domain:anyone.example").to_json()
-    assert ajp.receive_offer(anyone, now=NOW, recipient=ajp.ANY_RECIPIENT, secret=SECRET).job_id == "job_human_0001"
+    assert ajp.receive_offer(anyone, replay_guard=ajp.NO_REPLAY_GUARD,
+                             now=NOW, recipient=ajp.ANY_RECIPIENT, secret=SECRET).job_id == "job_human_0001"
     assert receiver(recipient=ajp.ANY_RECIPIENT).receive(anyone, now=NOW).offer.to.provenance_id.endswith("anyone.example")
     assert repr(ajp.ANY_RECIPIENT) == "ajp.ANY_RECIPIENT"
 
@@ -127,10 +133,12 @@ def test_delegate_agents_is_required_of_agents_by_default(core):
     without = declaration(capabilities=["read:web"])
     data = agent_offer().to_json()
     with pytest.raises(SenderIdentityError) as exc:
-        ajp.receive_offer(data, now=NOW, recipient=ME, declaration=without, retrieved_from=URL)
+        ajp.receive_offer(data, replay_guard=ajp.NO_REPLAY_GUARD,
+                          now=NOW, recipient=ME, declaration=without, retrieved_from=URL)
     assert exc.value.code == "CAPABILITY_NOT_DECLARED" and "delegate:agents" in str(exc.value)
     # the explicit opt-out
-    assert ajp.receive_offer(data, now=NOW, recipient=ME, declaration=without, retrieved_from=URL,
+    assert ajp.receive_offer(data, replay_guard=ajp.NO_REPLAY_GUARD,
+                             now=NOW, recipient=ME, declaration=without, retrieved_from=URL,
                              require_capabilities=()).job_id == "job_agent_0001"
     # the same rule in the Receiver
     strict = receiver(declarations=Resolver({URL: without}))
@@ -143,9 +151,10 @@ def test_delegate_agents_is_required_of_agents_by_default(core):
 def test_a_bare_public_key_cannot_show_capabilities(core):
     data = agent_offer().to_json()
     with pytest.raises(SenderIdentityError) as exc:
-        ajp.receive_offer(data, now=NOW, recipient=ME, public_key=KEY.public_key)
+        ajp.receive_offer(data, replay_guard=ajp.NO_REPLAY_GUARD, now=NOW, recipient=ME, public_key=KEY.public_key)
     assert exc.value.code == "CAPABILITY_NOT_DECLARED"
-    ajp.receive_offer(data, now=NOW, recipient=ME, public_key=KEY.public_key, require_capabilities=())
+    ajp.receive_offer(data, replay_guard=ajp.NO_REPLAY_GUARD,
+                      now=NOW, recipient=ME, public_key=KEY.public_key, require_capabilities=())
 
 
 # -- verify_sender answers only for offers its key signed (issue 20) -----------------------------------
@@ -171,7 +180,8 @@ def test_one_signature_check_on_the_receive_path(core, monkeypatch):
 
     monkeypatch.setattr(Ed25519PublicKey, "verify", counting)
     data = agent_offer().to_json()
-    ajp.receive_offer(data, now=NOW, recipient=ME, declaration=DECL, retrieved_from=URL)
+    ajp.receive_offer(data, replay_guard=ajp.NO_REPLAY_GUARD,
+                      now=NOW, recipient=ME, declaration=DECL, retrieved_from=URL)
     assert len(calls) == 2  # the declaration's signature and the offer's, once each
     calls.clear()
     r = receiver()
@@ -212,21 +222,24 @@ def test_receiver_parses_once_and_returns_the_sender(core, monkeypatch):
 
 def test_human_secrets_by_sender(core):
     table = {"u1": "first-secret", "u2": b"second-secret"}
-    r = ajp.Receiver(recipient=ME, secrets=table)
+    r = ajp.Receiver(replay_guard=ajp.NO_REPLAY_GUARD, recipient=ME, secrets=table)
     assert r.receive(human_offer(secret="first-secret").to_json(), now=NOW).offer.sender.id == "u1"
     assert r.receive(human_offer(secret=b"second-secret", sender_id="u2").to_json(), now=NOW).offer.sender.id == "u2"
     with pytest.raises(BadSignature):
         r.receive(human_offer(secret="first-secret", sender_id="u2").to_json(), now=NOW)
     with pytest.raises(SenderIdentityError, match="no secret"):
         r.receive(human_offer(secret="x", sender_id="u9").to_json(), now=NOW)
-    by_function = ajp.Receiver(recipient=ME, secrets=lambda sender: table.get(sender.id))
+    by_function = ajp.Receiver(replay_guard=ajp.NO_REPLAY_GUARD,
+                               recipient=ME, secrets=lambda sender: table.get(sender.id))
     assert by_function.receive(human_offer(secret="first-secret").to_json(), now=NOW).identity is None
     with pytest.raises(SenderIdentityError, match="no human senders"):
-        ajp.Receiver(recipient=ME, declarations=Resolver()).receive(human_offer().to_json(), now=NOW)
+        ajp.Receiver(replay_guard=ajp.NO_REPLAY_GUARD,
+                     recipient=ME, declarations=Resolver()).receive(human_offer().to_json(), now=NOW)
     with pytest.raises(SenderIdentityError, match="no agent senders"):
-        ajp.Receiver(recipient=ME, secret=SECRET).receive(agent_offer().to_json(), now=NOW)
+        ajp.Receiver(replay_guard=ajp.NO_REPLAY_GUARD,
+                     recipient=ME, secret=SECRET).receive(agent_offer().to_json(), now=NOW)
     with pytest.raises(KeyUsageError):
-        ajp.Receiver(recipient=ME, secret=SECRET, secrets=table)
+        ajp.Receiver(replay_guard=ajp.NO_REPLAY_GUARD, recipient=ME, secret=SECRET, secrets=table)
 
 
 def test_a_fetch_failure_is_declaration_unreachable(core):
@@ -391,7 +404,8 @@ def test_status_answer(core):
     assert (status.job_id, status.status, status.progress, status.ajp) == ("job_human_0001", "running", 0.5, "0.1")
     missing = ajp.status_answer("job_nope_0001", None)
     assert missing.status == 404
-    assert json.loads(missing.body) == {"code": "NOT_FOUND", "error": "Job not found", "job_id": "job_nope_0001"}
+    assert json.loads(missing.body) == {"code": "NOT_FOUND", "error": "Job not found", "job_id": "job_nope_0001",
+                                        "reason": "this receiver has no job with this id"}
     with pytest.raises(ajpcore.ValidationError):
         ajp.status_answer("job_human_0001", {"status": "sleeping"})
     with pytest.raises(ajpcore.ValidationError):
@@ -479,7 +493,7 @@ def test_receive_async_runs_a_sync_resolver_in_a_thread(core):
         threads.append(threading.get_ident())
         return DECL, url
 
-    r = ajp.Receiver(recipient=ME, declarations=resolver)
+    r = ajp.Receiver(replay_guard=ajp.NO_REPLAY_GUARD, recipient=ME, declarations=resolver)
 
     async def main():
         await r.receive_async(agent_offer().to_json(), now=NOW)
@@ -487,7 +501,7 @@ def test_receive_async_runs_a_sync_resolver_in_a_thread(core):
 
     loop_thread = asyncio.run(main())
     assert threads and threads[0] != loop_thread
-    failing = ajp.Receiver(recipient=ME, declarations=Resolver({}))
+    failing = ajp.Receiver(replay_guard=ajp.NO_REPLAY_GUARD, recipient=ME, declarations=Resolver({}))
     answer = asyncio.run(failing.answer_offer_async(agent_offer().to_json(), now=NOW))
     assert answer.status == 403 and json.loads(answer.body)["code"] == "DECLARATION_UNREACHABLE"
 

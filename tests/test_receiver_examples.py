@@ -24,6 +24,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Optional
 
 import pytest
 
@@ -92,7 +93,7 @@ def server(request, tmp_path):
     log = open(tmp_path / "server.log", "wb")
     proc = subprocess.Popen(_command(framework, port), env=env, stdout=log, stderr=subprocess.STDOUT,
                             start_new_session=True, cwd=tmp_path)
-    base = f"http://127.0.0.1:{port}"
+    base = f"http://127.0.0.1:{port}/ajp"  # both examples mount ajpcore.ajp.adapters' app under /ajp
     try:
         deadline = time.monotonic() + 30
         while True:
@@ -121,8 +122,9 @@ def server(request, tmp_path):
         log.close()
 
 
-def _post(base: str, path: str, body: bytes, what: str) -> httpx.Response:
-    response = httpx.post(base + path, content=body, headers={"content-type": "application/json"}, timeout=10)
+def _post(base: str, path: str, body: bytes, what: str, headers: Optional[dict] = None) -> httpx.Response:
+    sent = {"content-type": "application/json"} if headers is None else headers
+    response = httpx.post(base + path, content=body, headers=sent, timeout=30)
     _record(what, response)
     return response
 
@@ -273,7 +275,33 @@ def test_examples_behind_a_real_server(server, tmp_path):
     assert malformed.status_code == 400 and malformed.json()["error"] == "Invalid JobOffer"
     assert httpx.get(f"{base}/jobs/job_unknown_{run}", timeout=10).status_code == 404
 
-    # 5. the Python example sender end to end (human, HMAC)
+    # 5. what a new user tries (issue 31): the body bound, the Content-Type rule; nothing runs
+    limit = 64 * 1024  # examples/receiver_setup.py MAX_BODY, the Receiver's max_body_bytes
+    big = _post(base, "/jobs", b"{" + b" " * (5 << 20) + b"}", "python: 5 MB body")
+    assert big.status_code == 413 and big.json()["code"] == "PAYLOAD_TOO_LARGE" and big.json()["reason"]
+
+    def chunks():
+        for _ in range(80):
+            yield b" " * 65536
+
+    streamed = httpx.post(base + "/jobs", content=chunks(), headers={"content-type": "application/json"}, timeout=30)
+    _record("python: 5 MB body, chunked (no length)", streamed)
+    assert streamed.status_code == 413
+    fits = _post(base, "/jobs", _agent_offer(f"job_fits_{run}", instruction="x" * (limit // 2)), "python: 32 kB offer")
+    assert fits.status_code == 202
+    medias = {"text/plain": "text/plain", "form": "application/x-www-form-urlencoded",
+              "multipart": "multipart/form-data; boundary=ajpcore"}
+    for name, media in medias.items():
+        refused = _post(base, "/jobs", _agent_offer(f"job_media_{name}_{run}"), f"python: Content-Type {name}",
+                        {"content-type": media})
+        assert refused.status_code == 415 and refused.json()["code"] == "UNSUPPORTED_MEDIA_TYPE"
+    bare = _post(base, "/jobs", _agent_offer(f"job_media_none_{run}"), "python: no Content-Type", {})
+    assert bare.status_code == 415
+    for name in list(medias) + ["none"]:
+        assert httpx.get(f"{base}/jobs/job_media_{name}_{run}", timeout=10).status_code == 404  # never ran
+    assert httpx.get(f"{base.rsplit('/ajp', 1)[0]}/health", timeout=10).json() == {"status": "ok"}  # the app's own
+
+    # 6. the Python example sender end to end (human, HMAC)
     done = subprocess.run([sys.executable, str(EXAMPLES / "sender.py"), base, "--to", RECIPIENT, "--secret", SECRET,
                            "--job-id", f"job_sender_py_{run}"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stdout + done.stderr

@@ -24,7 +24,8 @@ answer = receiver.answer_offer(b"{}", now=now)
 reveal_type(answer.body)
 reveal_type(answer.received)
 reveal_type(receiver.receive(b"{}", now=now).identity)
-ajp.receive_offer(b"{}", now=now, recipient=ajp.ANY_RECIPIENT, secret=b"s", require_capabilities=())
+ajp.receive_offer(b"{}", now=now, recipient=ajp.ANY_RECIPIENT, replay_guard=ajp.NO_REPLAY_GUARD, secret=b"s",
+                  require_capabilities=())
 offer.verify(secret="s")
 '''
 EXPECTED = [

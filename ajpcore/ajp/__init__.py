@@ -34,7 +34,17 @@ from __future__ import annotations
 # Private names of the former single module stay importable from here (the
 # package split moved them, callers outside it may still reach for them).
 # ruff: noqa: F401
-from ..errors import BudgetRefused, Busy, InvalidMessage, JobInProgress, ReplayedMessage, StateUnavailable, TrustRefused
+from ..errors import (
+    BudgetRefused,
+    Busy,
+    InvalidMessage,
+    JobInProgress,
+    PayloadTooLarge,
+    ReplayedMessage,
+    StateUnavailable,
+    TrustRefused,
+    UnsupportedMediaType,
+)
 from ._errors import _TITLES, error_response
 from ._messages import (
     JOB_STATUSES,
@@ -65,8 +75,8 @@ from ._messages import (
 )
 from ._model import _EMPTY, _MISSING, _Envelope, _part_schema, _schema
 from ._build import DEFAULT_BUDGET, new_offer, new_result
-from ._policy import ANY_RECIPIENT, SPEC_CAPABILITIES, Capabilities, Recipients
-from ._pipeline import offer_digest
+from ._policy import ANY_RECIPIENT, DEFAULT_MAX_BODY_BYTES, NO_REPLAY_GUARD, SPEC_CAPABILITIES, Capabilities, Recipients
+from ._pipeline import check_content_type, offer_digest
 from ._receive import receive_offer
 from ._messages import JobStatusName, SenderType
 from ._answers import AckAnswer, HttpAnswer, OfferAnswer, ack_answer, refusal_answer, status_answer
@@ -121,6 +131,9 @@ __all__ = [
     "receive_offer",
     "ANY_RECIPIENT",
     "SPEC_CAPABILITIES",
+    "NO_REPLAY_GUARD",
+    "DEFAULT_MAX_BODY_BYTES",
+    "check_content_type",
     "Receiver",
     "ReceivedOffer",
     "IdentityCache",
@@ -172,4 +185,6 @@ __all__ = [
     "ReplayedMessage",
     "StateUnavailable",
     "JobInProgress",
+    "PayloadTooLarge",
+    "UnsupportedMediaType",
 ]

@@ -104,6 +104,10 @@ def offer_refused(exc: AjpError, received: Optional[ReceivedOffer] = None) -> Of
     return OfferAnswer(refused.status, refused.headers, refused.body, error=exc)
 
 
+def _not_found(job_id: str) -> ErrorBody:
+    return ErrorBody(error="Job not found", code="NOT_FOUND", reason="this receiver has no job with this id", job_id=job_id)
+
+
 def status_answer(job_id: str, job: Union[JobStatus, Mapping[str, Any], None]) -> HttpAnswer:
     """The answer to ``GET /jobs/:id``: 200 and the JobStatus, or 404 when ``job`` is None.
 
@@ -111,12 +115,12 @@ def status_answer(job_id: str, job: Union[JobStatus, Mapping[str, Any], None]) -
     required, one of ``JOB_STATUSES``; ``progress``, ``message``, ``started_at``,
     ``updated_at``, ``estimated_completion``, and result members once completed);
     ``ajp`` defaults to ``"0.1"``.  The 404 body is ``{"error": "Job not found",
-    "code": "NOT_FOUND", "job_id": ...}``.  Raises ``ValidationError`` when the
+    "reason": ..., "code": "NOT_FOUND", "job_id": ...}``.  Raises ``ValidationError`` when the
     members do not make a well-formed JobStatus, or one for another job id (a
     host's bug, not the client's).
     """
     if job is None:
-        body = ErrorBody(error="Job not found", code="NOT_FOUND", job_id=job_id)
+        body = _not_found(job_id)
         return HttpAnswer(404, _json_headers(), body.to_json())
     if isinstance(job, JobStatus):
         status = job
@@ -141,7 +145,7 @@ def ack_answer(job_id: str, data: Union[bytes, bytearray, memoryview, str], *, k
     false}`` answers ``{"settled": false}``: nothing to settle.
     """
     if not known:
-        body = ErrorBody(error="Job not found", code="NOT_FOUND", job_id=job_id)
+        body = _not_found(job_id)
         return AckAnswer(404, _json_headers(), body.to_json())
     try:
         ack = Ack.from_json(data)

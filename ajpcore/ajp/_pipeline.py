@@ -1,7 +1,8 @@
 """The receive pipeline of a JobOffer, one function per step.
 
 =========  ====================================================================================
-read       the bytes off the wire (or a parsed ``JobOffer``) -> the decoded JSON value
+now        the host's clock reading, checked first (``host_now``: a wrong one is the host's error)
+read       the bytes off the wire (or a parsed ``JobOffer``), within the body bound -> the decoded JSON value
 shape      schema, ``validate_offer(strict=True)``'s rules, the recipient -> the offer and its instants
 sender     who must have signed it: a human's secret (the host's lookup), or an agent's
            ``SenderIdentity`` from its declaration (``declared``, then ``check_pins``)
@@ -23,25 +24,35 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
+import re
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Callable, FrozenSet, Optional, Tuple
 
 from .. import _core
 from .._envelope import _new as _new_envelope
 from .._envelope import _set_cache, _set_raw
-from ..errors import InvalidMessage, KeyUsageError, RecipientMismatch
+from ..errors import (
+    InvalidMessage,
+    KeyUsageError,
+    PayloadTooLarge,
+    RecipientMismatch,
+    ReplayedMessage,
+    TimestampError,
+    UnsupportedMediaType,
+)
 from ..keys import Ed25519PublicKey
 from ..provenance.location import parse_provenance_id
 from ..signing import _MISSING as _SIGNATURE_MISSING
 from ..signing import SIGN_CHUNK_SIZE, _ed25519_verified, parse_signature
 from ..timestamps import is_timestamp, timestamp_micros
 from ._messages import _OFFER_SCHEMA, _SCHEME_FOR, JobOffer
-from ._policy import _required
+from ._policy import NO_REPLAY_GUARD, _required
 from ._replay import replay_identity
 from ._rules import _now_micros, _typed_offer_errors
 from ._sender import IdentityCache, SenderIdentity, _check_capabilities, _declared_sender
 
-__all__ = ["ReceivedOffer", "offer_digest"]
+__all__ = ["ReceivedOffer", "offer_digest", "check_content_type"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,12 +91,80 @@ _set_offer, _set_identity, _set_replay_identity, _set_digest, _set_first_use = (
 # -- read, shape ---------------------------------------------------------------------------------
 
 
-def read(data: Any) -> Any:
-    """The read step: the decoded JSON value of ``data`` (strict ``decode``: ``DecodeError``, 400), or
-    ``data`` itself when it is a ``JobOffer`` already parsed."""
-    if type(data) is JobOffer:
-        return data
-    return _core.impl.decode(data)
+def host_now(now: Any) -> int:
+    """The host's ``now`` in microseconds since the epoch, read first: the rules and the replay guard
+    use this one instant.
+
+    ``now`` is the host's own clock reading (an aware ``datetime``, RFC 3339 text, POSIX seconds), never
+    the sender's input: a wrong one is the host's bug and raises ``TypeError`` (another type, None, a
+    bool) or ``ValueError`` (a naive datetime, text that is not RFC 3339, a non-finite number) to the
+    host, never an ``AjpError`` that would be answered to the sender as its fault.
+    """
+    if type(now) is str:
+        micros = _core.impl.rfc3339_micros(now)
+        if micros is not None:
+            return micros
+    try:
+        return _now_micros(now)
+    except TimestampError as exc:
+        wrong_type = isinstance(now, bool) or not isinstance(now, (str, datetime, int, float))
+        raise (TypeError if wrong_type else ValueError)(f"`now=` (the host's clock, not the sender's input): {exc}") from None
+
+
+def check_content_type(content_type: Optional[str]) -> None:
+    """The request's ``Content-Type`` rule: ``application/json``, with ``charset=utf-8`` or no parameter.
+
+    ``content_type`` is the header's value as received (None when the request had none).  Names
+    compare case-insensitively; spaces and tabs around the parts are allowed; ``"utf-8"`` may be
+    quoted.  Anything else (``text/plain``, a form, multipart, another charset, another parameter,
+    no header) raises ``UnsupportedMediaType`` (415): AJP bodies are JSON in UTF-8 (RFC 8259 §8.1).
+    ``TypeError`` for a value that is neither ``str`` nor None.
+    """
+    if content_type is not None and not isinstance(content_type, str):
+        raise TypeError(f"content_type must be the header's text or None, got `{type(content_type).__name__}`")
+    if content_type is None or _JSON_CONTENT_TYPE.fullmatch(content_type) is None:
+        raise UnsupportedMediaType(content_type)
+
+
+_JSON_CONTENT_TYPE = re.compile(r'[ \t]*application/json[ \t]*(?:;[ \t]*charset[ \t]*=[ \t]*(?:utf-8|"utf-8")[ \t]*)?', re.I)
+
+
+def read(data: Any, now: Any, max_bytes: int) -> Tuple[Any, int]:
+    """The read step, the inputs of one receive: ``(value, now_us)``.
+
+    First the host's ``now`` (``host_now``: a wrong one raises ``TypeError``/``ValueError`` whatever
+    the body), then the body: over ``max_bytes`` bytes (a ``str``: its UTF-8 bytes) it is
+    ``PayloadTooLarge`` (413), before any decoding; else its strict ``decode`` (``DecodeError``,
+    400), or ``data`` itself when it is a ``JobOffer`` already parsed.
+    """
+    impl = _core.impl
+    now_us = impl.rfc3339_micros(now) if type(now) is str else None  # the usual form, inline
+    if now_us is None:
+        now_us = host_now(now)
+    kind = type(data)
+    if kind is bytes or kind is bytearray:
+        if len(data) > max_bytes:
+            raise PayloadTooLarge(len(data), max_bytes)
+    elif kind is JobOffer:
+        return data, now_us
+    else:
+        _bounded(data, max_bytes)
+    return impl.decode(data), now_us
+
+
+def _bounded(data: Any, max_bytes: int) -> None:
+    """``read``'s bound of a ``str`` or ``memoryview`` body (any other type: ``decode`` refuses it)."""
+    if isinstance(data, memoryview):
+        if data.nbytes > max_bytes:
+            raise PayloadTooLarge(data.nbytes, max_bytes)
+    elif isinstance(data, str):
+        length = len(data)
+        if length > max_bytes:  # at least that many UTF-8 bytes: not worth encoding to count them
+            raise PayloadTooLarge(None, max_bytes)
+        if length * 4 > max_bytes:  # at most 4 UTF-8 bytes a character: only then can it be over
+            size = len(data.encode("utf-8", "surrogatepass"))
+            if size > max_bytes:
+                raise PayloadTooLarge(size, max_bytes)
 
 
 def _offer_reader() -> Callable[[Any], Any]:
@@ -102,9 +181,10 @@ _ENGINE_VALID = _offer_reader()
 
 
 def shape(
-    value: Any, now: Any, skew: float, max_lifetime: float, recipients: Optional[FrozenSet[str]]
-) -> Tuple[JobOffer, int, int]:
-    """The shape step: schema, strict rules, recipient of what ``read`` gave: ``(offer, now_us, expires_us)``.
+    value: Any, now_us: int, skew: float, max_lifetime: float, recipients: Optional[FrozenSet[str]]
+) -> Tuple[JobOffer, int]:
+    """The shape step: schema, strict rules (at ``now_us``), recipient of what ``read`` gave:
+    ``(offer, expires_us)``.
 
     ``JobOffer.from_dict`` and ``validate_offer(strict=True)`` in one pass: the schema engine without
     format callbacks, then each timestamp parsed once, for the format check and the rules at once.
@@ -140,9 +220,6 @@ def shape(
             raw = offer._raw
             issued_us = timestamp_micros(raw["issued_at"])
             expires_us = timestamp_micros(raw["expires_at"])
-    # read once: the rules and the replay guard use the same instant (`_now_micros`, its usual form inline)
-    micros = parse(now) if type(now) is str else None
-    now_us = micros if micros is not None else _now_micros(now)
     signature = raw.get("signature")
     # validate_offer(strict=True) of a JobOffer: this test is exactly "no rule fails" (each clause the
     # negation of one error of _typed_offer_errors); when it is False, that function lists the errors.
@@ -161,7 +238,7 @@ def shape(
         addressed_to = raw["to"]["provenance_id"]
         if addressed_to not in recipients:
             raise RecipientMismatch(addressed_to)
-    return offer, now_us, expires_us
+    return offer, expires_us
 
 
 # -- sender --------------------------------------------------------------------------------------
@@ -176,11 +253,15 @@ def declared(
     backend: Optional[str] = None,
     cache: Optional[IdentityCache] = None,
     now_us: int = 0,
+    gated: bool = False,
 ) -> SenderIdentity:
-    """The sender step of an agent, once its declaration is in hand: ``verify_sender``'s identity flow up
-    to the key (``SenderIdentityError``, 403, with the SDK's codes), then the capability ``rule``."""
+    """The sender step of an agent, once its declaration is in hand: the URL gate (unless ``gated``: the
+    ``Receiver`` ran it before fetching), ``verify_sender``'s identity flow up to the key
+    (``SenderIdentityError``, 403, with the SDK's codes), then the capability ``rule``."""
     sender = offer._raw["from"]
-    identity = _declared_sender(sender, declaration, retrieved_from, backend=backend, cache=cache, now_us=now_us)
+    identity = _declared_sender(
+        sender, declaration, retrieved_from, backend=backend, cache=cache, now_us=now_us, gated=gated
+    )
     _check_capabilities(identity, _required(rule, sender["type"]))
     return identity
 
@@ -276,26 +357,37 @@ def admit(
 
     ``confirmed`` (the one-step faces: ``receive_offer``, ``receive``, ``answer_offer`` without
     ``run``): the pair is accepted at once; else it is pending until ``settle``.
-    ``ReplayedMessage`` (409, ``.same_body``), ``JobInProgress`` (503), ``Busy`` (429),
-    ``StateUnavailable`` (503) come from the guard.  Returns None (no guard, or a sync guard
+    ``ReplayedMessage`` (409, ``.same_body``, ``.job_id``), ``JobInProgress`` (503), ``Busy`` (429),
+    ``StateUnavailable`` (503) come from the guard.  Returns None (``NO_REPLAY_GUARD``, or a sync guard
     admitted), or the awaitable an asyncio guard returned: the async faces await it (``run_async``,
     which also runs a blocking guard in a worker thread), the sync ones refuse it (``refuse_awaitable``).
     """
-    if guard is None:
+    if guard is NO_REPLAY_GUARD:
         return None
-    if host is None and not first_use:  # a human sender's (its secret is its own group): the keywords it needs
-        return guard.admit(who, job_id, expires_at_us=expires_us, now_us=now_us, digest=digest, confirmed=confirmed)
-    return guard.admit(
-        who, job_id, expires_at_us=expires_us, now_us=now_us, digest=digest, host=host, first_use=first_use,
-        confirmed=confirmed,
-    )
+    try:
+        if host is None and not first_use:  # a human sender's (its secret is its own group): the keywords it needs
+            return guard.admit(who, job_id, expires_at_us=expires_us, now_us=now_us, digest=digest, confirmed=confirmed)
+        return guard.admit(
+            who, job_id, expires_at_us=expires_us, now_us=now_us, digest=digest, host=host, first_use=first_use,
+            confirmed=confirmed,
+        )
+    except ReplayedMessage as exc:
+        replayed(exc, job_id)
+        raise
+
+
+def replayed(exc: ReplayedMessage, job_id: str) -> ReplayedMessage:
+    """A guard's ``ReplayedMessage``, naming the job (``.job_id``) when the guard did not."""
+    if exc.job_id is None:
+        exc.job_id = job_id
+    return exc
 
 
 def settle(guard: Any, who: str, job_id: str, now_us: int, host: Optional[str], taken: bool) -> Any:
     """The end of a pending admit: ``confirm`` when the host took the job (``taken``), else ``release``.
 
-    Returns what the guard returned (an awaitable for an asyncio guard), None without a guard."""
-    if guard is None:
+    Returns what the guard returned (an awaitable for an asyncio guard), None for ``NO_REPLAY_GUARD``."""
+    if guard is NO_REPLAY_GUARD:
         return None
     end = guard.confirm if taken else guard.release
     return end(who, job_id, now_us=now_us, host=host)

@@ -25,7 +25,18 @@ from ._pipeline import (
     signed,
     signer_identity,
 )
-from ._policy import SPEC_CAPABILITIES, Capabilities, Recipients, _capability_rule, _recipients, _required
+from ._policy import (
+    DEFAULT_MAX_BODY_BYTES,
+    SPEC_CAPABILITIES,
+    Capabilities,
+    Recipients,
+    _capability_rule,
+    _max_body_bytes,
+    _NoReplayGuard,
+    _recipients,
+    _replay_guard,
+    _required,
+)
 from ._replay import ReplayGuard
 from ._rules import DEFAULT_MAX_LIFETIME_SECONDS, DEFAULT_SKEW_SECONDS
 
@@ -47,9 +58,10 @@ def receive_offer(
     *,
     now: Any,
     recipient: Recipients,
+    replay_guard: Union[ReplayGuard, _NoReplayGuard],
     secret: Union[str, bytes, None] = None,
     public_key: Union[Ed25519PublicKey, str, None] = None,
-    replay_guard: Optional[ReplayGuard] = None,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     skew: float = DEFAULT_SKEW_SECONDS,
     max_lifetime: float = DEFAULT_MAX_LIFETIME_SECONDS,
     declaration: Any = None,
@@ -60,7 +72,15 @@ def receive_offer(
     """Bytes off the wire -> an accepted ``JobOffer``, or the refusal to answer with.
 
     ``recipient`` (required): this receiver's ``provenance_id``, a collection of
-    them, or ``ANY_RECIPIENT``.  In order: strict decode (``DecodeError``, 400;
+    them, or ``ANY_RECIPIENT``.  ``replay_guard`` (required): a replay guard
+    (``MemoryReplayGuard``, ``SQLiteReplayGuard``, ``RedisReplayGuard``; a sync
+    one here), or ``NO_REPLAY_GUARD`` for a host that refuses replays elsewhere
+    (every re-send of an offer is then accepted again).  ``now``: the host's clock
+    (an aware datetime, RFC 3339 text or POSIX seconds), read first; a wrong one
+    raises ``TypeError``/``ValueError``, never an ``AjpError``.
+
+    In order: the body bound (``PayloadTooLarge``, 413, over ``max_body_bytes``,
+    default 1 MiB), strict decode (``DecodeError``, 400;
     ``data`` may also be a ``JobOffer`` already parsed), schema
     (``ValidationError``, 400), ``validate_offer(strict=True)``
     (``InvalidMessage``, 400, the SDK's messages), the recipient
@@ -86,11 +106,16 @@ def receive_offer(
     unless you opt out with ``require_capabilities=()``.  ``declaration``
     excludes ``secret`` and ``public_key``; ``pins`` and an explicit
     ``require_capabilities`` need ``declaration`` (else ``KeyUsageError``).
-    Raises ``TypeError``/``ValueError`` for a ``recipient`` that names no one.
+    Raises ``TypeError``/``ValueError`` for a ``recipient`` that names no one, a
+    missing ``replay_guard`` (None included) or a wrong ``max_body_bytes``.
     """
     recipients = _recipients(recipient)
     rule = _capability_rule(require_capabilities)
-    offer, now_us, expires_us = shape(read(data), now, skew, max_lifetime, recipients)
+    if replay_guard is None or max_body_bytes is not DEFAULT_MAX_BODY_BYTES:  # else nothing to check
+        _replay_guard(replay_guard)
+        _max_body_bytes(max_body_bytes)
+    value, now_us = read(data, now, max_body_bytes)
+    offer, expires_us = shape(value, now_us, skew, max_lifetime, recipients)
     identity, first_use = None, False
     if declaration is not None:
         if secret is not None or public_key is not None:

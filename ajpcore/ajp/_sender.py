@@ -23,6 +23,7 @@ from .. import _core
 from ..errors import AjpError, DecodeError, KeyUsageError, SenderIdentityError
 from ..keys import Ed25519PublicKey
 from ..provenance import declaration_digest, verify_declaration
+from ..provenance.location import check_declaration_url
 from ..provenance.pins import KeyPins
 from ._messages import JobOffer
 
@@ -200,6 +201,32 @@ def _offer_declaration_url(sender: Any) -> str:
     return declaration_url
 
 
+_GATED_PAIRS = 4096
+"""How many (provenance_id, declaration_url) pairs the gate admitted are remembered (oldest out first)."""
+_gated: "OrderedDict[Tuple[str, str], None]" = OrderedDict()
+_gated_lock = threading.Lock()
+
+
+def _gate(provenance_id: Any, url: str) -> None:
+    """``check_declaration_url(url, provenance_id)``, whose verdict is remembered once admitted.
+
+    The URL was chosen by a sender nothing has authenticated yet: the gate (https, port 443, no
+    userinfo, a public DNS name, the id's own location) runs before anything is fetched from it
+    (``Receiver``) and before a declaration said to come from it is believed (``receive_offer``,
+    ``verify_sender``): every path, the same verdicts and codes.  It is a pure function of the two
+    (no DNS, no clock), so an admitted pair is kept (bounded, shared) instead of re-parsing the URL
+    per offer; a refusal is decided every time.
+    """
+    pair = (provenance_id, url)
+    if pair in _gated:
+        return
+    check_declaration_url(url, provenance_id)
+    with _gated_lock:
+        _gated[pair] = None
+        if len(_gated) > _GATED_PAIRS:
+            _gated.popitem(last=False)
+
+
 def _verified_declaration(declaration: Any, retrieved_from: str, backend: Optional[str]) -> _Declared:
     """Verify a declaration document retrieved from ``retrieved_from`` (no offer involved)."""
     if isinstance(declaration, (bytes, bytearray, memoryview, str)):
@@ -244,10 +271,14 @@ def _declared_sender(
     backend: Optional[str] = None,
     cache: Optional[IdentityCache] = None,
     now_us: int = 0,
+    gated: bool = False,
 ) -> SenderIdentity:
     """The identity flow up to the key (no pins, no capability rule, no offer signature): ``verify_sender``'s
-    codes in its order.  ``sender`` is the offer's ``from`` object; ``cache`` skips re-verifying known bytes."""
+    codes in its order.  ``sender`` is the offer's ``from`` object; ``cache`` skips re-verifying known bytes;
+    ``gated``: the caller already ran the URL gate (the ``Receiver``, before it fetched)."""
     declaration_url = _offer_declaration_url(sender)
+    if not gated:
+        _gate(sender.get("provenance_id"), declaration_url)
     if retrieved_from != declaration_url:
         raise SenderIdentityError(
             "the declaration was not retrieved from the sender's from.declaration_url",
@@ -325,6 +356,11 @@ def verify_sender(
     - ``SENDER_IDENTITY_FAILED``: the sender is human (humans are authenticated
       by the HMAC signature, ``secret=``);
     - ``NO_DECLARATION_URL``: the offer has no ``from.declaration_url``;
+    - ``DECLARATION_URL_REFUSED``, ``PROVENANCE_ID_INVALID``,
+      ``PROVENANCE_ID_NOT_CANONICAL``, ``DECLARATION_LOCATION_MISMATCH``: the URL
+      gate (``provenance.check_declaration_url``) refuses that URL for that id, as
+      ``Receiver`` refuses it before fetching (an intranet name, ``*.internal``,
+      ``*.local``, an IP literal...);
     - ``DECLARATION_LOCATION_MISMATCH``: ``retrieved_from`` is not that URL, or
       the declaration's location check is not ``match``;
     - ``DECLARATION_UNPARSEABLE``: the document is not strict JSON;
