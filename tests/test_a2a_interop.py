@@ -315,3 +315,48 @@ def test_sdks_split_on(js_sdk, py_sdk, name):
         assert ours == js["value"] and '"protocolBinding":"B"' in py
     else:
         assert py.startswith("refused") and ours != js["value"]
+
+
+# -- sign_card's default (A2A §8.4.1 as the SDKs read it): every card verifies in both SDKs (issue 31) --
+
+DEFAULT_SIGNED = {
+    "default-valued": dict(_BASE, capabilities={"streaming": False, "pushNotifications": False, "extendedAgentCard": False,
+                                                "extensions": [{"uri": "https://e.example", "required": False, "description": ""}]}),
+    "empty-members": dict(_BASE, description="", iconUrl="", documentationUrl="", securitySchemes={}, securityRequirements=[],
+                          provider={}, skills=[{"id": "s", "name": "S", "description": "", "tags": [], "examples": []}]),
+    "non-ascii": dict(_BASE, name="Agent \u00e9t\u00e9 \u65e5\u672c \U0001f326", description="\u00fcber \u20ac \u2028 \\ \"q\"",
+                      skills=[{"id": "\u00df", "name": "\ufb01 \U0001f600", "description": "\u00e9", "tags": ["\u00e9t\u00e9"]}]),
+    "numbers": dict(_BASE, capabilities={"extensions": [{"uri": "https://e.example", "params": {
+        "n": [0, -0.0, 1, -5, 1.5, 0.1, 1e21, 1e-7, 2 ** 53, 123456789012, 1e300, 5e-324], "\u00e9": {"x": 1e21, "e": ""}}}]}),
+}
+
+
+def _default_signed(keys, kid):
+    by_kid, _ = keys
+    alg, key, _, _ = by_kid[kid]
+    return {name: a2a.sign_card(card, key, kid=kid, alg=alg) for name, card in DEFAULT_SIGNED.items()}
+
+
+@pytest.mark.parametrize("kid", ["ed", "ec", "rs", "ps"])
+def test_default_signed_cards_verify_in_js(js_sdk, keys, kid):
+    signed = _default_signed(keys, kid)
+    results = js_sdk([{"op": "verify", "card": card, "jwks": keys[1]} for card in signed.values()])
+    assert {name: result["ok"] for name, result in zip(signed, results)} == dict.fromkeys(signed, True), results
+
+
+@pytest.mark.parametrize("kid", ["ed", "ec", "rs", "ps"])
+def test_default_signed_cards_verify_in_py(py_sdk, keys, kid):
+    for name, card in _default_signed(keys, kid).items():
+        py_sdk.verify(card, keys[1])
+        assert a2a.verify_card(ajpcore.canonicalize(card), keys[1]).kid == kid, name
+
+
+def test_main_default_served_was_refused_by_the_sdks(js_sdk, py_sdk, keys):
+    # What issue 31 found: signed over every member (`served`, the old default), the SDKs refuse.
+    from a2a.utils.signing import InvalidSignaturesError
+
+    alg, key, _, _ = keys[0]["ed"]
+    card = a2a.sign_card(DEFAULT_SIGNED["default-valued"], key, kid="ed", alg=alg, profile="served")
+    assert js_sdk([{"op": "verify", "card": card, "jwks": keys[1]}])[0]["ok"] is False
+    with pytest.raises(InvalidSignaturesError):
+        py_sdk.verify(card, keys[1])

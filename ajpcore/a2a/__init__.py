@@ -1,6 +1,6 @@
 """A2A Agent Card signatures (A2A v1.0 §8.4): JWS over RFC 8785, strict, keys the verifier chooses.
 
-- ``sign_card(card, private_key, *, kid, alg, jku=None, profile="served")``: the card with one
+- ``sign_card(card, private_key, *, kid, alg, jku=None, profile=None)``: the card with one
   more ``AgentCardSignature`` (protected header ``{"alg", "kid", "typ": "JOSE"[, "jku"]}``).
 - ``verify_card(card, keys, *, algorithms=None, profile=None, allowed_jku=None)`` ->
   ``VerifiedCard`` (``.kid``, ``.alg``, ``.profile``, ``.unsigned_members``, ``.signatures``,

@@ -115,7 +115,8 @@ def add_commands(sub: Subcommands) -> None:
     q.add_argument("--kid", required=True, metavar="K", help="the key id verifiers select the key by")
     q.add_argument("--alg", choices=ALGORITHMS, help="default: EdDSA, ES256 or RS256 by the key's type")
     q.add_argument("--jku", metavar="URL", help="the JWKS URL to name in the protected header (verifiers never fetch it from ajpcore)")
-    q.add_argument("--profile", choices=PROFILES, default="served", help="what the signature covers (default: served, every member)")
+    q.add_argument("--profile", choices=PROFILES,
+                   help="what the signature covers (default: A2A section 8.4.1 as both SDKs read it, default and empty values omitted)")
     q.set_defaults(func=cmd_a2a_sign)
     q = actions.add_parser("verify", help="check a card's signatures against a JWKS of trusted keys: exit 0 valid, 1 refused")
     add_file_argument(q)
