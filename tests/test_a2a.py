@@ -497,3 +497,14 @@ def test_cryptography_ed25519_keys_are_taken_like_its_p256_keys(core):
     assert a2a.verify_card(card, JWKS).alg == "EdDSA"
     with pytest.raises(ajpcore.UnsupportedAlgorithm, match="needs a EC key"):
         a2a.sign_card(CARD, theirs, kid="ed", alg="ES256")
+
+
+def test_sdk_adapter_imports_without_a2a_sdk(monkeypatch):
+    # ajpcore.a2a.sdk is no hard dependency: it imports a2a-sdk on first use and says what to install.
+    import ajpcore.a2a.sdk as adapter
+
+    monkeypatch.setitem(__import__("sys").modules, "a2a", None)
+    monkeypatch.setitem(__import__("sys").modules, "a2a.utils.signing", None)
+    verifier = adapter.CardVerifier(JWKS)
+    with pytest.raises(ImportError, match=r"pip install 'a2a-sdk\[signing\]'"):
+        verifier(object())
