@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from typing import Any
 
 from .. import canonicalize
@@ -23,6 +22,7 @@ from ._io import (
     CliError,
     Subcommands,
     add_file_argument,
+    complain,
     private_key_file,
     read_document,
     read_input,
@@ -79,7 +79,7 @@ def cmd_a2a_verify(args: argparse.Namespace) -> int:
     try:
         result = a2a.verify_card(card, keys, algorithms=args.alg, profile=args.profile, allowed_jku=args.allowed_jku)
     except SignatureError as exc:
-        print(f"ajpcore a2a verify: invalid: {type(exc).__name__}: {str(exc).replace(chr(10), '; ')}", file=sys.stderr)
+        complain(f"ajpcore a2a verify: invalid: {type(exc).__name__}: {str(exc).replace(chr(10), '; ')}")
         return EXIT_INVALID
     lines = [f"valid: {result.alg} signature by `{result.kid}` under profile `{result.profile}`"]
     if result.unsigned_members:
