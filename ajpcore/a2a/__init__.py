@@ -10,6 +10,9 @@
 - ``payload(card, profile)``: the bytes a signature covers under a named profile
   (``served``, ``spec``, ``sdk``; ``PROFILES``).
 
+``ajpcore.a2a.sdk`` (imported on its own; a2a-sdk is no dependency): ``CardSigner`` and
+``CardVerifier`` for a2a-sdk 1.3's card hooks.
+
 Algorithms: ``EdDSA``, ``ES256``, ``RS256``, ``PS256`` (``ALGORITHMS``); ``none`` and HMAC
 are refused.  Offline: nothing here fetches a ``jku``.  docs/a2a.md has the rules, the
 profiles and every ambiguity of §8.4.1 with the card that shows it.
