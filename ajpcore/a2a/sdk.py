@@ -63,9 +63,10 @@ def _card_dict(agent_card: Any) -> Dict[str, Any]:
 class CardSigner:
     """Signs a2a-sdk ``AgentCard`` messages with ``ajpcore.a2a.sign_card`` (module docstring).
 
-    ``private_key``, ``kid``, ``alg``, ``jku``: as ``sign_card`` takes them; a card
+    ``private_key``, ``kid``, ``alg``, ``jku``: as ``sign_card`` takes them.  A card
     ``sign_card`` refuses raises its error (``KeyUsageError`` for a member that would travel
-    unsigned) when signed, before it is ever served.
+    unsigned) when it is signed: through ``card_modifier`` that is at each request, so sign
+    the card once at start-up (``signer(card)``) to learn it before serving.
     """
 
     __slots__ = ("_key", "_kid", "_alg", "_jku")
@@ -150,12 +151,13 @@ class CardVerifier:
         try:
             verified = verify_card(received, self._keys, algorithms=self._algorithms, profile=self._profile,
                                    allowed_jku=self._allowed_jku)
+            # The SDK's card is built from the whole body; it must say what the signature covers, no more.
+            same = payload(_card_dict(agent_card), "sdk") == payload(verified.to_dict(), "sdk")
         except UnsignedCard as exc:
             raise errors.NoSignatureError(f"ajpcore: {exc}") from exc
         except AjpError as exc:
             raise errors.InvalidSignaturesError(f"ajpcore: {type(exc).__name__}: {exc}") from exc
-        # The SDK's card is built from the whole body; it must say what the signature covers, no more.
-        if payload(_card_dict(agent_card), "sdk") != payload(verified.to_dict(), "sdk"):
+        if not same:
             raise errors.InvalidSignaturesError(
                 "ajpcore: the card a2a-sdk parsed differs from what the signature covers "
                 f"(members not covered: {' '.join(verified.unsigned_members) or 'none'})")
