@@ -12,6 +12,7 @@ from pathlib import Path
 
 from . import BACKEND, __file__ as _package_file
 from .cli import main, version_text
+from .cli._io import complain
 
 
 def source_tree_banner() -> "str | None":
@@ -27,5 +28,5 @@ def source_tree_banner() -> "str | None":
 if __name__ == "__main__":
     banner = source_tree_banner()
     if banner is not None:
-        print(banner, file=sys.stderr)
+        complain(banner)
     sys.exit(main())

@@ -438,3 +438,73 @@ def test_hostile_signature_entries_end_in_a_signature_error(entries):
     with pytest.raises(ajpcore.SignatureError) as info:
         a2a.verify_card(dict(CARD, signatures=entries), JWKS)
     assert [r.valid for r in info.value.reports] == [False] * len(entries)
+
+
+# -- sign_card's default: §8.4.1 as the SDKs read it (issue 31) ---------------------------------
+
+DEFAULTS_CARD = dict(CARD, description="", iconUrl="", securitySchemes={},
+                     capabilities={"streaming": False, "extensions": [{"uri": "https://ext.example", "required": False, "params": {"n": 1.5, "e": ""}}]},
+                     skills=[{"id": "f", "name": "F \u00e9", "description": "d", "tags": []}])
+
+
+def test_default_profile_omits_default_and_empty_values(core):
+    # On main the default signed every member (`served`): `"required": false` and the empties were covered,
+    # which both SDKs 1.3.0 refuse (A2A §8.4.1 removes default values before signing).
+    card = signed(DEFAULTS_CARD)
+    covered = a2a._jws.b64url_decode(card["signatures"][0]["signature"], "s")  # a real signature
+    assert len(covered) == 64
+    result = a2a.verify_card(card, JWKS)
+    assert result.payload == a2a.payload(DEFAULTS_CARD, "sdk")
+    for absent in (b'"required"', b'""', b'"iconUrl"', b'"securitySchemes"', b'"tags"'):
+        assert absent not in result.payload
+    assert b'"streaming":false' in result.payload and b'"n":1.5' in result.payload
+    with pytest.raises(ajpcore.BadSignature):
+        a2a.verify_card(card, JWKS, profile="served")
+
+
+def test_default_profile_is_spec_for_a_card_without_empty_values(core):
+    result = a2a.verify_card(signed(dict(CARD, capabilities={"streaming": False})), JWKS, profile="spec")
+    assert result.payload == a2a.payload(dict(CARD, capabilities={"streaming": False}), "sdk")
+
+
+@pytest.mark.parametrize("change, where", [
+    ({"x-extra": "kept by ajpcore, dropped by the SDKs"}, "/x-extra"),
+    ({"supportedInterfaces": [{"url": "https://a.example", "protocolBinding": "A", "protocol_binding": "B", "protocolVersion": "1.0"}]},
+     "/supportedInterfaces/0/protocol_binding"),
+    ({"provider": {"organization": "O", "url": "https://o.example", "x": [1]}}, "/provider/x"),
+])
+def test_default_profile_refuses_a_member_that_would_travel_unsigned(core, change, where):
+    card = dict(CARD, **change)
+    with pytest.raises(ajpcore.KeyUsageError, match=f"`{where}` holds a value") as caught:
+        signed(card)
+    assert "profile='served'" in str(caught.value)
+    assert a2a.verify_card(signed(card, profile="served"), JWKS).profile == "served"  # named: signed as asked
+
+
+def test_default_profile_lets_empty_unknown_members_go(core):
+    card = dict(CARD, **{"x-empty": "", "x-none": None, "x-nested": {"a": [], "b": {}}})
+    assert a2a.verify_card(signed(card), JWKS).unsigned_members == ("/x-empty", "/x-none", "/x-nested")
+
+
+def test_cryptography_ed25519_keys_are_taken_like_its_p256_keys(core):
+    from cryptography.hazmat.primitives.asymmetric import ed25519
+
+    theirs = ed25519.Ed25519PrivateKey.from_private_bytes(bytes(range(32)))  # the seed of ED
+    assert a2a.jwk_from_key(theirs, kid="ed") == a2a.jwk_from_key(ED, kid="ed")
+    assert a2a.jwk_from_key(theirs.public_key(), kid="ed", alg="EdDSA") == a2a.jwk_from_key(ED.public_key, kid="ed", alg="EdDSA")
+    card = a2a.sign_card(CARD, theirs, kid="ed", alg="EdDSA")
+    assert card == signed(CARD)  # Ed25519 is deterministic: the same bytes as ajpcore's own key
+    assert a2a.verify_card(card, JWKS).alg == "EdDSA"
+    with pytest.raises(ajpcore.UnsupportedAlgorithm, match="needs a EC key"):
+        a2a.sign_card(CARD, theirs, kid="ed", alg="ES256")
+
+
+def test_sdk_adapter_imports_without_a2a_sdk(monkeypatch):
+    # ajpcore.a2a.sdk is no hard dependency: it imports a2a-sdk on first use and says what to install.
+    import ajpcore.a2a.sdk as adapter
+
+    monkeypatch.setitem(__import__("sys").modules, "a2a", None)
+    monkeypatch.setitem(__import__("sys").modules, "a2a.utils.signing", None)
+    verifier = adapter.CardVerifier(JWKS)
+    with pytest.raises(ImportError, match=r"pip install 'a2a-sdk\[signing\]'"):
+        verifier(object())

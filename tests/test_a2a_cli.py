@@ -92,3 +92,21 @@ def test_verify_refusals_and_malformed_input(capsys, files):
     (tmp / "broken.json").write_text("{")
     code, _, err = _run(capsys, "a2a", "verify", str(tmp / "broken.json"), "--jwks", str(tmp / "jwks.json"))
     assert code == 2 and "JSON is malformed" in err
+
+
+def test_sign_default_covers_what_the_sdks_cover_and_refuses_an_unsigned_member(capsys, tmp_path):
+    # issue 31: the default left `"required": false` in the payload (served), which both SDKs refuse.
+    key = tmp_path / "key"
+    key.write_bytes(KEYS["EdDSA"]())
+    (tmp_path / "jwks.json").write_text(_run(capsys, "a2a", "jwks", "--key", str(key), "--kid", "k1")[1])
+    card = dict(CARD, capabilities={"streaming": False, "extensions": [{"uri": "https://e.example", "required": False}]})
+    (tmp_path / "card.json").write_text(json.dumps(card))
+    code, signed, _ = _run(capsys, "a2a", "sign", str(tmp_path / "card.json"), "--key", str(key), "--kid", "k1")
+    assert code == 0
+    result = a2a.verify_card(signed, (tmp_path / "jwks.json").read_text())
+    assert result.payload == a2a.payload(card, "sdk") and b'"required"' not in result.payload
+    (tmp_path / "extra.json").write_text(json.dumps(dict(CARD, **{"x-extra": "v"})))
+    code, out, err = _run(capsys, "a2a", "sign", str(tmp_path / "extra.json"), "--key", str(key), "--kid", "k1")
+    assert (code, out) == (2, "") and "`/x-extra` holds a value" in err
+    code, _, _ = _run(capsys, "a2a", "sign", str(tmp_path / "extra.json"), "--key", str(key), "--kid", "k1", "--profile", "served")
+    assert code == 0

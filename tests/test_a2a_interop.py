@@ -315,3 +315,209 @@ def test_sdks_split_on(js_sdk, py_sdk, name):
         assert ours == js["value"] and '"protocolBinding":"B"' in py
     else:
         assert py.startswith("refused") and ours != js["value"]
+
+
+# -- sign_card's default (A2A §8.4.1 as the SDKs read it): every card verifies in both SDKs (issue 31) --
+
+DEFAULT_SIGNED = {
+    "default-valued": dict(_BASE, capabilities={"streaming": False, "pushNotifications": False, "extendedAgentCard": False,
+                                                "extensions": [{"uri": "https://e.example", "required": False, "description": ""}]}),
+    "empty-members": dict(_BASE, description="", iconUrl="", documentationUrl="", securitySchemes={}, securityRequirements=[],
+                          provider={}, skills=[{"id": "s", "name": "S", "description": "", "tags": [], "examples": []}]),
+    "non-ascii": dict(_BASE, name="Agent \u00e9t\u00e9 \u65e5\u672c \U0001f326", description="\u00fcber \u20ac \u2028 \\ \"q\"",
+                      skills=[{"id": "\u00df", "name": "\ufb01 \U0001f600", "description": "\u00e9", "tags": ["\u00e9t\u00e9"]}]),
+    "numbers": dict(_BASE, capabilities={"extensions": [{"uri": "https://e.example", "params": {
+        "n": [0, -0.0, 1, -5, 1.5, 0.1, 1e21, 1e-7, 2 ** 53, 123456789012, 1e300, 5e-324], "\u00e9": {"x": 1e21, "e": ""}}}]}),
+}
+
+
+def _default_signed(keys, kid):
+    by_kid, _ = keys
+    alg, key, _, _ = by_kid[kid]
+    return {name: a2a.sign_card(card, key, kid=kid, alg=alg) for name, card in DEFAULT_SIGNED.items()}
+
+
+@pytest.mark.parametrize("kid", ["ed", "ec", "rs", "ps"])
+def test_default_signed_cards_verify_in_js(js_sdk, keys, kid):
+    signed = _default_signed(keys, kid)
+    results = js_sdk([{"op": "verify", "card": card, "jwks": keys[1]} for card in signed.values()])
+    assert {name: result["ok"] for name, result in zip(signed, results)} == dict.fromkeys(signed, True), results
+
+
+@pytest.mark.parametrize("kid", ["ed", "ec", "rs", "ps"])
+def test_default_signed_cards_verify_in_py(py_sdk, keys, kid):
+    for name, card in _default_signed(keys, kid).items():
+        py_sdk.verify(card, keys[1])
+        assert a2a.verify_card(ajpcore.canonicalize(card), keys[1]).kid == kid, name
+
+
+def test_main_default_served_was_refused_by_the_sdks(js_sdk, py_sdk, keys):
+    # What issue 31 found: signed over every member (`served`, the old default), the SDKs refuse.
+    from a2a.utils.signing import InvalidSignaturesError
+
+    alg, key, _, _ = keys[0]["ed"]
+    card = a2a.sign_card(DEFAULT_SIGNED["default-valued"], key, kid="ed", alg=alg, profile="served")
+    assert js_sdk([{"op": "verify", "card": card, "jwks": keys[1]}])[0]["ok"] is False
+    with pytest.raises(InvalidSignaturesError):
+        py_sdk.verify(card, keys[1])
+
+
+# -- ajpcore.a2a.sdk: the signer and verifier in a2a-sdk's own server and client (issue 31) ---------
+
+
+def _free_port():
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+RAW_CARDS = {}  # path -> the exact bytes the raw route serves
+
+
+@pytest.fixture(scope="module")
+def sdk_server(py_sdk, keys):
+    """a2a-sdk's card routes (Starlette, under uvicorn on 127.0.0.1) serving one card per key, signed
+    by ``CardSigner`` through ``card_modifier``; plus ``/raw/<name>/...`` routes serving fixed bytes."""
+    import asyncio
+    import threading
+
+    try:
+        import starlette  # noqa: F401  (a2a-sdk[http-server])
+        import uvicorn
+    except ImportError as exc:
+        _unavailable(f"the server half needs a2a-sdk[signing,http-server] and uvicorn ({exc})")
+    from a2a.client.card_resolver import parse_agent_card
+    from a2a.server.routes.agent_card_routes import create_agent_card_routes
+    from starlette.applications import Starlette
+    from starlette.responses import Response
+    from starlette.routing import Route
+
+    from ajpcore.a2a.sdk import CardSigner
+
+    card = parse_agent_card(json.loads(json.dumps(DEFAULT_SIGNED["non-ascii"])))
+    routes = []
+    for kid, (alg, key, _, _) in keys[0].items():
+        routes += create_agent_card_routes(card, card_modifier=CardSigner(key, kid=kid, alg=alg).card_modifier,
+                                           card_url=f"/{kid}/.well-known/agent-card.json")
+
+    async def raw(request):
+        return Response(RAW_CARDS[request.url.path], media_type="application/json")
+
+    routes.append(Route("/raw/{name}/.well-known/agent-card.json", raw))
+    port = _free_port()
+    server = uvicorn.Server(uvicorn.Config(Starlette(routes=routes), host="127.0.0.1", port=port, log_level="error"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    for _ in range(500):
+        if server.started:
+            break
+        threading.Event().wait(0.01)
+    assert server.started, "uvicorn did not start"
+    yield f"http://127.0.0.1:{port}", asyncio
+    server.should_exit = True
+    thread.join(10)
+
+
+def _resolve(url, verifier, *, hooked=True):
+    """The card as a2a-sdk's A2ACardResolver fetches it, ``verifier`` as its signature_verifier."""
+    import asyncio
+
+    import httpx
+    from a2a.client.card_resolver import A2ACardResolver
+
+    async def go():
+        async with (verifier.httpx_client() if hooked else httpx.AsyncClient()) as client:
+            return await A2ACardResolver(client, url).get_agent_card(signature_verifier=verifier)
+
+    return asyncio.run(go())
+
+
+@pytest.mark.parametrize("kid", ["ed", "ec", "rs", "ps"])
+def test_sdk_adapter_signed_card_verifies_in_sdk_client_and_both_sdks(sdk_server, keys, js_sdk, kid):
+    import httpx
+    from a2a.utils.signing import create_signature_verifier
+    from jwt import PyJWK
+
+    from ajpcore.a2a.sdk import CardVerifier
+
+    base, _ = sdk_server
+    url = f"{base}/{kid}"
+    verifier = CardVerifier(keys[1])
+    card = _resolve(url, verifier)
+    assert card.name == DEFAULT_SIGNED["non-ascii"]["name"] and len(card.signatures) == 1
+    served = httpx.get(url + "/.well-known/agent-card.json").content
+    result = a2a.verify_card(served, keys[1])
+    assert (result.kid, result.profile) == (kid, "sdk")  # what the server serves empty is not covered
+    assert result.unsigned_members == ("/capabilities",) and json.loads(served)["capabilities"] == {}
+    # The SDK's own verifier and @a2a-js/sdk take the same card.
+    create_signature_verifier(lambda k, j: PyJWK(next(x for x in keys[1]["keys"] if x["kid"] == k)), list(a2a.ALGORITHMS))(card)
+    assert js_sdk([{"op": "verify", "card": json.loads(served), "jwks": keys[1]}])[0]["ok"] is True
+
+
+def test_sdk_adapter_in_client_factory(sdk_server, keys):
+    import asyncio
+
+    from a2a.client import ClientConfig, ClientFactory
+
+    from ajpcore.a2a.sdk import CardVerifier
+
+    base, _ = sdk_server
+    verifier = CardVerifier(keys[1], algorithms=["EdDSA"])
+
+    async def go():
+        async with verifier.httpx_client() as http:
+            client = await ClientFactory(ClientConfig(httpx_client=http)).create_from_url(f"{base}/ed", signature_verifier=verifier)
+            return verifier.verified, client
+
+    verified, _ = asyncio.run(go())
+    assert (verified.kid, verified.alg) == ("ed", "EdDSA")
+
+
+def _raw(name, body):
+    RAW_CARDS[f"/raw/{name}/.well-known/agent-card.json"] = body
+    return f"/raw/{name}"
+
+
+def _signed_bytes(keys, card, **kw):
+    alg, key, _, _ = keys[0]["ed"]
+    return ajpcore.canonicalize(a2a.sign_card(card, key, kid="ed", alg=alg, **kw))
+
+
+def test_sdk_adapter_refusals_are_a2a_exceptions(sdk_server, keys):
+    from a2a.utils.signing import InvalidSignaturesError, NoSignatureError, SignatureVerificationError
+
+    from ajpcore.a2a.sdk import CardVerifier
+
+    base, _ = sdk_server
+    verifier = CardVerifier(keys[1])
+    good = _signed_bytes(keys, DEFAULT_SIGNED["numbers"])
+    tampered = good.replace(b'"version":"1"', b'"version":"2"')
+    duplicate = good.replace(b'{"capabilities"', b'{"name":"Evil","capabilities"', 1)  # json.loads keeps the last `name`
+    no_interfaces = {k: v for k, v in _BASE.items() if k != "supportedInterfaces"}  # a2a-sdk then reads the v0.3 `url`, unsigned
+    injected = json.loads(_signed_bytes(keys, no_interfaces))
+    injected["url"] = "https://evil.example/a2a"
+    cases = {
+        "bad": (tampered, InvalidSignaturesError, ajpcore.BadSignature),
+        "dup": (duplicate, InvalidSignaturesError, ajpcore.DecodeError),
+        "unsigned": (ajpcore.canonicalize(DEFAULT_SIGNED["numbers"]), NoSignatureError, ajpcore.UnsignedCard),
+        "injected": (json.dumps(injected).encode(), InvalidSignaturesError, None),
+    }
+    assert _resolve(base + _raw("good", good), verifier).version == "1"
+    for name, (body, raised, cause) in cases.items():
+        with pytest.raises(raised) as caught:
+            _resolve(base + _raw(name, body), verifier)
+        assert isinstance(caught.value, SignatureVerificationError)
+        if cause is not None:
+            assert isinstance(caught.value.__cause__, cause), (name, caught.value.__cause__)
+    assert "differs from what the signature covers" in str(caught.value) and "/url" in str(caught.value)
+    others = CardVerifier({"keys": [k for k in keys[1]["keys"] if k["kid"] != "ed"]})
+    with pytest.raises(InvalidSignaturesError) as caught:
+        _resolve(base + _raw("good", good), others)
+    assert isinstance(caught.value.__cause__, ajpcore.UntrustedKey)
+    # a2a-sdk's own verifier passes the duplicate-name card: it checks what json.loads kept (the last `name`).
+    a2a_py.verify(json.loads(duplicate), keys[1])
+    # Without the capture hook there are no bytes as received: refused, saying what to add.
+    with pytest.raises(InvalidSignaturesError, match="CardVerifier.capture"):
+        _resolve(base + _raw("good", good), verifier, hooked=False)

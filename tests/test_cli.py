@@ -136,6 +136,43 @@ def test_closed_output_pipe_ends_quietly(args):
     assert (out.returncode, out.stderr) == (141, b"")
 
 
+def _run_with(args, stdout, stderr, stdin=b""):
+    """``python -m ajpcore *args`` with stdout/stderr each "closed" (``>&-``), "full" (/dev/full) or "pipe"."""
+    closed = [fd for fd, how in ((1, stdout), (2, stderr)) if how == "closed"]
+    with open("/dev/full", "wb") as full:
+        pick = {"pipe": subprocess.PIPE, "full": full, "closed": subprocess.DEVNULL}
+        return subprocess.run([sys.executable, "-m", "ajpcore", *args], input=stdin, stdout=pick[stdout], stderr=pick[stderr],
+                              cwd=tempfile.gettempdir(), preexec_fn=lambda: [os.close(fd) for fd in closed])
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux)")
+@pytest.mark.parametrize("stdout, stderr, code", [
+    ("closed", "pipe", 2), ("full", "pipe", 2), ("closed", "closed", 2), ("full", "full", 2), ("pipe", "closed", 0),
+])
+def test_demo_without_a_usable_output_ends_without_a_traceback(stdout, stderr, code):
+    # On main `ajpcore demo >&-` ended in an AttributeError traceback (exit 1).
+    out = _run_with(["demo"], stdout, stderr)
+    assert out.returncode == code
+    if stderr == "pipe":
+        assert out.stderr.decode().splitlines()[-1] in ("ajpcore demo: standard output is closed",
+                                                        "ajpcore demo: No space left on device")
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux)")
+@pytest.mark.parametrize("stderr", ["full", "closed"])
+@pytest.mark.parametrize("args, stdin, code", [
+    (["canonicalize"], b"{bad", 2),                                     # malformed input: CliError/AjpError path
+    (["--no-such-option"], b"", 2),                                     # argparse's own usage error
+    (["a2a", "sign", "-", "--key", "/no/such/key", "--kid", "k"], b"{}", 2),
+    (["verify", "--public-key", "x"], b"{}", 2),                          # an unreadable key
+    (["check", "offer"], b"[]", 1),                                  # a well-formed document failing its check
+])
+def test_exit_status_holds_when_stderr_is_unwritable(stderr, args, stdin, code):
+    # On main a bad input exited 1 (a traceback that could not be written) with stderr on /dev/full.
+    out = _run_with(args, "pipe", stderr, stdin)
+    assert out.returncode == code, out.stdout
+
+
 def test_interrupt_is_a_clean_exit(tmp_path):
     code = "import ajpcore.cli._documents as d, sys\n" \
            "def boom(args): raise KeyboardInterrupt\n" \

@@ -55,3 +55,18 @@ def test_outside_a_checkout_the_banner_only_names_a_source_tree():
         assert out.stderr.decode().startswith(f"ajpcore: running the source tree at {package} ")
     else:
         assert out.stderr == b""
+
+
+def test_ajp_page_gives_the_default_per_sender_quota_the_code_has():
+    # docs/ajp.md said 1,000 where the code gave 25,000 (issue 31): the page's numbers are the code's.
+    import re
+
+    from ajpcore import ajp
+    from ajpcore.ajp._replay import DEFAULT_QUOTA_SHARE
+
+    guard = ajp.MemoryReplayGuard()
+    text = " ".join((ROOT / "docs" / "ajp.md").read_text("utf-8").split())
+    said = re.search(r"`(\d[\d_]*) // (\d+)` = ([\d,]+) with the default `max_entries`", text)
+    assert said, "docs/ajp.md no longer states the default quota"
+    assert (int(said.group(1)), int(said.group(2))) == (guard.max_entries, DEFAULT_QUOTA_SHARE)
+    assert int(said.group(3).replace(",", "")) == guard.max_per_identity

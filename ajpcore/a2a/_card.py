@@ -18,7 +18,7 @@ from ..errors import (
 )
 from ._jwk import KeySet
 from ._jws import ALGORITHMS, KEY_TYPES, check_shape, PrivateKey, b64url_decode, b64url_encode, encoded_sign_input, parse_protected, sign_input, signature_bytes, verify_signature
-from ._profiles import DEFAULT_PROFILES, PROFILES, project
+from ._profiles import DEFAULT_PROFILES, PROFILES, project, valued_members
 
 __all__ = ["sign_card", "verify_card", "VerifiedCard", "SignatureReport", "MAX_SIGNATURES"]
 
@@ -47,23 +47,29 @@ def sign_card(
     kid: str,
     alg: str,
     jku: Optional[str] = None,
-    profile: str = "served",
+    profile: Optional[str] = None,
 ) -> Dict[str, Any]:
     """The card with one more ``AgentCardSignature`` in ``signatures`` (a new dict; ``card`` is untouched).
 
     The protected header is ``{"alg", "kid", "typ": "JOSE"}`` plus ``jku`` when given,
-    written as RFC 8785 JSON and base64url; the payload is the card under ``profile``
-    (``served``, the default: every member but ``signatures``; see ``payload``).  A card
-    without empty values, default-valued fields or members outside the proto gives the
-    same payload under every profile, so every verifier reads it alike.  ``card``: a
-    dict, or JSON bytes/str (strictly decoded).  ``private_key``: an
-    ``Ed25519PrivateKey`` (``EdDSA``), or a ``cryptography`` P-256 key (``ES256``) or
-    RSA key of 2048 to 16384 bits (``RS256``, ``PS256``).
+    written as RFC 8785 JSON and base64url; the payload is the card under ``profile``.
+    The default (None) follows A2A §8.4.1 as both SDKs read it: the card without its
+    default and empty values (the ``sdk`` payload; for a card without empty values it
+    is the ``spec`` payload byte for byte), so the signature verifies in ajpcore,
+    a2a-python and @a2a-js/sdk alike.  A card with a member that reading drops although
+    it holds a value (a member the A2A proto does not know, a proto field under both
+    its names) is refused, since that member would travel unsigned: remove it, or name
+    a profile (``served``, ``spec``, ``sdk``; see ``payload``) to sign it anyway.
+    ``card``: a dict, or JSON bytes/str (strictly decoded).  ``private_key``: an
+    ``Ed25519PrivateKey`` (ajpcore's or ``cryptography``'s; ``EdDSA``), or a
+    ``cryptography`` P-256 key (``ES256``) or RSA key of 2048 to 16384 bits
+    (``RS256``, ``PS256``).
 
     Raises ``UnsupportedAlgorithm`` for another ``alg`` or a key that does not fit it,
-    ``KeyUsageError`` for an empty ``kid``, a non-string ``jku`` or an unknown profile,
-    ``MalformedCard`` when ``signatures`` is not an array, ``DecodeError`` for bytes
-    that are not strict JSON, ``EncodeError`` for a value without canonical JSON.
+    ``KeyUsageError`` for an empty ``kid``, a non-string ``jku``, an unknown profile or,
+    under the default profile, a member that would go unsigned (named by its JSON
+    Pointer), ``MalformedCard`` when ``signatures`` is not an array, ``DecodeError``
+    for bytes that are not strict JSON, ``EncodeError`` for a value without canonical JSON.
     """
     body = _card_object(card)
     if not isinstance(kid, str) or not kid:
@@ -77,7 +83,15 @@ def sign_card(
     if jku is not None:
         header["jku"] = jku
     protected = b64url_encode(_core.impl.canonicalize(header))
-    covered, _ = project(body, profile)
+    covered, left_out = project(body, "sdk" if profile is None else profile)
+    if profile is None:
+        valued = valued_members(body, left_out)
+        if valued:
+            raise KeyUsageError(
+                f"`{valued[0]}` holds a value the A2A SDKs drop before checking a signature (a member the proto "
+                f"does not know, or a field under both its names), so it would travel unsigned; remove it, "
+                f"or pass profile='served' (or 'spec') to sign it where only ajpcore verifies"
+                + (f" ({len(valued)} such members: {' '.join(valued)})" if len(valued) > 1 else ""))
     data = sign_input(protected, _core.impl.canonicalize(covered))
     signature = b64url_encode(signature_bytes(alg, private_key, data))
     signed: Dict[str, Any] = copy_json(body)

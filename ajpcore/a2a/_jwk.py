@@ -19,7 +19,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from .. import _core
 from ..errors import DecodeError, JwkError, KeyFormatError, MalformedJws, WeakKey
 from ..keys import Ed25519PrivateKey, Ed25519PublicKey
-from ._jws import ALGORITHMS, KEY_TYPES, MAX_RSA_BITS, MAX_RSA_EXPONENT, MIN_RSA_BITS, PublicKey, b64url_decode, b64url_encode
+from ._jws import ALGORITHMS, KEY_TYPES, MAX_RSA_BITS, MAX_RSA_EXPONENT, MIN_RSA_BITS, PublicKey, b64url_decode, b64url_encode, own_ed25519
 
 __all__ = ["KeySet", "TrustedKey", "jwk_from_key"]
 
@@ -209,12 +209,13 @@ _CONSTRUCT = object()
 def jwk_from_key(key: Any, *, kid: str, alg: Optional[str] = None) -> Dict[str, Any]:
     """The public JWK of ``key`` with ``kid`` (and ``alg`` when given): what a JWKS publishes.
 
-    ``key``: an ``Ed25519PublicKey``/``Ed25519PrivateKey``, or a ``cryptography`` P-256
-    or RSA key, public or private (only the public half is written).  Raises
+    ``key``: an ``Ed25519PublicKey``/``Ed25519PrivateKey`` (ajpcore's or ``cryptography``'s),
+    or a ``cryptography`` P-256 or RSA key, public or private (only the public half is written).  Raises
     ``JwkError`` for another key type, an empty ``kid``, or an ``alg`` that does not fit.
     """
     if not isinstance(kid, str) or not kid:
         raise JwkError("a JWK needs a non-empty string `kid`")
+    key = own_ed25519(key)
     if isinstance(key, Ed25519PrivateKey):
         key = key.public_key
     elif isinstance(key, (ec.EllipticCurvePrivateKey, rsa.RSAPrivateKey)):

@@ -30,7 +30,7 @@ from typing import Any, Dict, Tuple, Union
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
+from cryptography.hazmat.primitives.asymmetric import ec, ed25519, padding, rsa
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature, encode_dss_signature
 
 from .. import _core
@@ -53,10 +53,11 @@ __all__ = [
     "verify_signature",
     "PublicKey",
     "PrivateKey",
+    "own_ed25519",
 ]
 
 PublicKey = Union[Ed25519PublicKey, ec.EllipticCurvePublicKey, rsa.RSAPublicKey]
-PrivateKey = Union[Ed25519PrivateKey, ec.EllipticCurvePrivateKey, rsa.RSAPrivateKey]
+PrivateKey = Union[Ed25519PrivateKey, ed25519.Ed25519PrivateKey, ec.EllipticCurvePrivateKey, rsa.RSAPrivateKey]
 
 ALGORITHMS: Tuple[str, ...] = ("EdDSA", "ES256", "RS256", "PS256")
 """Every ``alg`` ajpcore signs and verifies Agent Cards with."""
@@ -165,6 +166,19 @@ def _check_rsa_size(bits: int) -> None:
         raise UnsupportedAlgorithm(f"RSA key of {bits} bits refused (RS256/PS256 need {MIN_RSA_BITS} to {MAX_RSA_BITS})")
 
 
+def own_ed25519(key: Any) -> Any:
+    """``key`` with a ``cryptography`` Ed25519 key (private or public) read as ajpcore's own, so that
+    it goes through the strict policy of ``ajpcore.keys``; any other key unchanged.
+
+    ``cryptography``'s P-256 and RSA keys are taken as they are, so its Ed25519 keys are too.
+    """
+    if isinstance(key, ed25519.Ed25519PrivateKey):
+        return Ed25519PrivateKey.from_seed(key.private_bytes_raw())
+    if isinstance(key, ed25519.Ed25519PublicKey):
+        return Ed25519PublicKey.from_bytes(key.public_bytes_raw())
+    return key
+
+
 def key_fits(alg: str, key: Any) -> bool:
     """Whether ``key`` (public or private) is of the type ``alg`` needs."""
     kty = KEY_TYPES[alg]
@@ -179,12 +193,14 @@ def key_fits(alg: str, key: Any) -> bool:
 def signature_bytes(alg: str, key: PrivateKey, data: bytes) -> bytes:
     """The JWS signature of ``data`` under ``alg`` with a private key of the matching type.
 
+    ``key``: ajpcore's or ``cryptography``'s ``Ed25519PrivateKey``, a P-256 or an RSA key.
     ES256 is written as raw ``r || s`` (32 bytes each) with the low S.  Raises
     ``UnsupportedAlgorithm`` for another ``alg`` or a key that does not fit it
     (RSA outside 2048..16384 bits included).
     """
     if alg not in ALGORITHMS:
         raise UnsupportedAlgorithm(_refusal(alg))
+    key = own_ed25519(key)
     if not key_fits(alg, key):
         raise UnsupportedAlgorithm(f"`alg` `{alg}` needs a {KEY_TYPES[alg]} key, got `{type(key).__name__}`")
     if isinstance(key, Ed25519PrivateKey):

@@ -34,7 +34,7 @@ from .. import _core
 from ..errors import EncodeError, KeyUsageError, format_path
 from ._fields import FIELDS
 
-__all__ = ["PROFILES", "DEFAULT_PROFILES", "project", "payload", "pointer"]
+__all__ = ["PROFILES", "DEFAULT_PROFILES", "project", "payload", "pointer", "valued_members"]
 
 PROFILES: Tuple[str, ...] = ("served", "spec", "sdk")
 """Every canonicalization profile, safest first: ``served`` covers every member received."""
@@ -188,6 +188,27 @@ def project(card: Dict[str, Any], profile: str) -> Tuple[Dict[str, Any], Tuple[s
     if profile == "sdk":
         return _sdk_message(body, "AgentCard", (), dropped), tuple(dropped)
     raise KeyUsageError(f"unknown canonicalization profile `{profile}` (expected one of `served`, `spec`, `sdk`)")
+
+
+def _at(card: Dict[str, Any], ptr: str) -> Any:
+    """The value at an RFC 6901 pointer that ``project`` wrote for ``card`` (so it exists)."""
+    value: Any = card
+    for step in ptr.split("/")[1:]:
+        name = step.replace("~1", "/").replace("~0", "~")
+        value = value[int(name)] if isinstance(value, list) else value[name]
+    return value
+
+
+def valued_members(card: Dict[str, Any], left_out: Tuple[str, ...]) -> List[str]:
+    """The pointers among ``left_out`` (from ``project(card, ...)``) whose value holds something:
+    neither ``false``, ``null`` nor empty once every ``""``, ``null``, ``[]`` and ``{}`` inside is
+    dropped.  A profile that leaves out only such empty values loses nothing a reader could use."""
+    valued = []
+    for ptr in left_out:
+        value = _at(card, ptr)
+        if value is not False and _sdk_clean(value, None, False, (), []) is not _ABSENT:
+            valued.append(ptr)
+    return valued
 
 
 def payload(card: Dict[str, Any], profile: str = "served") -> bytes:

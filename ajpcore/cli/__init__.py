@@ -24,7 +24,7 @@ from .._core import BACKEND, PURE_REASON, SIMD
 from ..errors import AjpError
 from . import _a2a, _check, _conformance, _documents, _manifest, _provenance, _signatures
 from ._check import CHECK_KINDS, CheckKind, register_check
-from ._io import EXIT_MALFORMED, CliError, Subcommands, held_output
+from ._io import EXIT_MALFORMED, CliError, Subcommands, held_output, complain
 
 __all__ = ["main", "build_parser", "version_text", "register_check", "CheckKind", "CHECK_KINDS", "CliError", "Subcommands"]
 
@@ -64,7 +64,7 @@ def _quiet_stdout() -> None:
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):  # no real stdout (embedded, captured): nothing to protect
+    except (OSError, ValueError, AttributeError):  # no real stdout (embedded, captured, closed): nothing to protect
         pass
 
 
@@ -78,24 +78,24 @@ def main(argv: Optional[List[str]] = None) -> int:
         with held_output() if args.command in HELD_COMMANDS else nullcontext():
             return func(args)
     except CliError as exc:
-        print(f"{command}: {exc}", file=sys.stderr)
+        complain(f"{command}: {exc}")
         return exc.status
     except AjpError as exc:
         message = str(exc).replace("\n", "; ")
-        print(f"{command}: {message}", file=sys.stderr)
+        complain(f"{command}: {message}")
         return EXIT_MALFORMED
     except BrokenPipeError:
         _quiet_stdout()
         return EXIT_BROKEN_PIPE
     except KeyboardInterrupt:
-        print(f"{command}: interrupted", file=sys.stderr)
+        complain(f"{command}: interrupted")
         return EXIT_INTERRUPTED
     except MemoryError:
-        print(f"{command}: out of memory (a smaller --max-bytes bounds what is read)", file=sys.stderr)
+        complain(f"{command}: out of memory (a smaller --max-bytes bounds what is read)")
         return EXIT_MALFORMED
     except RecursionError:
-        print(f"{command}: input nested too deeply for this interpreter's stack", file=sys.stderr)
+        complain(f"{command}: input nested too deeply for this interpreter's stack")
         return EXIT_MALFORMED
     except OSError as exc:
-        print(f"{command}: {exc.strerror or exc}", file=sys.stderr)
+        complain(f"{command}: {exc.strerror or exc}")
         return EXIT_MALFORMED

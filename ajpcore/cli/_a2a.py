@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from typing import Any
 
 from .. import canonicalize
@@ -23,6 +22,7 @@ from ._io import (
     CliError,
     Subcommands,
     add_file_argument,
+    complain,
     private_key_file,
     read_document,
     read_input,
@@ -79,7 +79,7 @@ def cmd_a2a_verify(args: argparse.Namespace) -> int:
     try:
         result = a2a.verify_card(card, keys, algorithms=args.alg, profile=args.profile, allowed_jku=args.allowed_jku)
     except SignatureError as exc:
-        print(f"ajpcore a2a verify: invalid: {type(exc).__name__}: {str(exc).replace(chr(10), '; ')}", file=sys.stderr)
+        complain(f"ajpcore a2a verify: invalid: {type(exc).__name__}: {str(exc).replace(chr(10), '; ')}")
         return EXIT_INVALID
     lines = [f"valid: {result.alg} signature by `{result.kid}` under profile `{result.profile}`"]
     if result.unsigned_members:
@@ -115,7 +115,8 @@ def add_commands(sub: Subcommands) -> None:
     q.add_argument("--kid", required=True, metavar="K", help="the key id verifiers select the key by")
     q.add_argument("--alg", choices=ALGORITHMS, help="default: EdDSA, ES256 or RS256 by the key's type")
     q.add_argument("--jku", metavar="URL", help="the JWKS URL to name in the protected header (verifiers never fetch it from ajpcore)")
-    q.add_argument("--profile", choices=PROFILES, default="served", help="what the signature covers (default: served, every member)")
+    q.add_argument("--profile", choices=PROFILES,
+                   help="what the signature covers (default: A2A section 8.4.1 as both SDKs read it, default and empty values omitted)")
     q.set_defaults(func=cmd_a2a_sign)
     q = actions.add_parser("verify", help="check a card's signatures against a JWKS of trusted keys: exit 0 valid, 1 refused")
     add_file_argument(q)

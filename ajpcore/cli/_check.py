@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import argparse
 import re
-import sys
 from datetime import datetime, timezone
 from typing import Callable, List, Optional, Sequence, Tuple
 
 from ..errors import AjpError, DecodeError, ValidationError
 from ..keys import Ed25519PublicKey
-from ._io import EXIT_INVALID, EXIT_OK, CliError, Subcommands, add_file_argument, public_key_arg, read_document, secret_from_env
+from ._io import EXIT_INVALID, EXIT_OK, CliError, Subcommands, add_file_argument, public_key_arg, read_document, secret_from_env, complain
 
 CheckRun = Callable[[bytes, argparse.Namespace], List[str]]
 AddArguments = Callable[[argparse.ArgumentParser], None]
@@ -48,7 +47,7 @@ def register_check(name: str, help: str, run: CheckRun, add_arguments: Optional[
 def print_problems(command: str, problems: Sequence[Tuple[str, str]]) -> int:
     """Every problem of a refused document on stderr, one ``<reason> - at `<path>``` line each; exit 1."""
     for path, reason in problems:
-        print(f"ajpcore {command}: {reason} - at `{path}`", file=sys.stderr)
+        complain(f"ajpcore {command}: {reason} - at `{path}`")
     return EXIT_INVALID
 
 
@@ -57,7 +56,7 @@ def print_failure(command: str, exc: AjpError) -> int:
     if isinstance(exc, ValidationError):
         return print_problems(command, exc.errors)
     for line in str(exc).split("\n"):
-        print(f"ajpcore {command}: {type(exc).__name__}: {line}", file=sys.stderr)
+        complain(f"ajpcore {command}: {type(exc).__name__}: {line}")
     return EXIT_INVALID
 
 

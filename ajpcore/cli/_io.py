@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import errno
 import os
 import sys
 from contextlib import contextmanager
@@ -145,6 +146,25 @@ def held_output() -> Iterator[None]:
             write(b"".join(chunks))
 
 
+def complain(message: str) -> None:
+    """``message`` as one line on standard error, where every command says why it failed.
+
+    A standard error that is closed (``2>&-``), full (``2>/dev/full``) or otherwise unwritable
+    is passed over, and dropped so the interpreter's exit does not try it again: the exit
+    status still says what happened, and no command ends in a traceback for want of a place
+    to say why.
+    """
+    stream = sys.stderr
+    if stream is None:
+        return
+    try:
+        print(message, file=stream, flush=True)
+    except (OSError, ValueError):
+        # What is left in its buffer could never be written: a sink in its place, so that neither the
+        # interpreter's exit flush (exit 120) nor argparse (which reads None as stdout) tries it again.
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")
+
+
 def write(data: bytes) -> None:
     """Write all of ``data`` to standard output and flush (a closed pipe surfaces here, and ``main`` ends quietly).
 
@@ -157,6 +177,8 @@ def write(data: bytes) -> None:
     if _HELD:
         _HELD[-1].append(bytes(data))
         return
+    if sys.stdout is None:  # started with stdout closed (`>&-`): an I/O error, as the OS would report it
+        raise OSError(errno.EBADF, "standard output is closed")
     out = sys.stdout.buffer
     rest = memoryview(data)
     while rest:

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import TYPE_CHECKING, List
 
 from ..errors import SignatureError, ValidationError
 from ._check import check_public_key, print_problems, register_check
-from ._io import EXIT_INVALID, EXIT_OK, CliError, Subcommands, add_file_argument, private_key_file, public_key_arg, read_document, write
+from ._io import EXIT_INVALID, EXIT_OK, CliError, Subcommands, add_file_argument, private_key_file, public_key_arg, read_document, write, complain
 
 if TYPE_CHECKING:
     from ..iatp import CapabilityManifest
@@ -72,7 +71,7 @@ def cmd_manifest_verify(args: argparse.Namespace) -> int:
     except ValidationError as exc:
         return print_problems("manifest", exc.errors)
     except SignatureError as exc:
-        print(f"ajpcore manifest: invalid: {type(exc).__name__}: {exc}", file=sys.stderr)
+        complain(f"ajpcore manifest: invalid: {type(exc).__name__}: {exc}")
         return EXIT_INVALID
     how = "the pinned key" if pinned is not None else "its claimed key"
     write(f"valid: ed25519 manifest signature by {how} {manifest.identity.verification_key}\n".encode())

@@ -9,7 +9,6 @@ malformed input or usage (not strict JSON, a bad key, a corrupt pin file).
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import List, Optional
 
 from ..errors import KeyPinsCorrupt, ValidationError
@@ -20,6 +19,7 @@ from ._io import (
     CliError,
     Subcommands,
     add_file_argument,
+    complain,
     load_json,
     public_key_arg,
     read_document,
@@ -28,7 +28,7 @@ from ._io import (
 
 
 def _refused(command: str, status: str, reason: Optional[str]) -> int:
-    print(f"ajpcore {command}: {status}: {reason}", file=sys.stderr)
+    complain(f"ajpcore {command}: {status}: {reason}")
     return EXIT_INVALID
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 
 from .. import canonicalize
 from ..errors import SignatureError
@@ -17,6 +16,7 @@ from ._io import (
     Subcommands,
     add_file_argument,
     any_key_arg,
+    complain,
     load_object,
     private_key_file,
     public_key_arg,
@@ -51,7 +51,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     try:
         verify(body, secret=secret, public_key=public)
     except SignatureError as exc:
-        print(f"ajpcore verify: invalid: {type(exc).__name__}: {exc}", file=sys.stderr)
+        complain(f"ajpcore verify: invalid: {type(exc).__name__}: {exc}")
         return EXIT_INVALID
     write(f"valid: {body['signature'].partition(':')[0]} signature\n".encode())
     return EXIT_OK

@@ -45,6 +45,16 @@ INCLUDED_PAGES: Dict[str, str] = {
 }
 """Repository files that are a page of the site (included whole): a link to one goes to its page."""
 
+SITE_WORDING: Dict[str, List[Tuple[str, str]]] = {
+    "README.md": [
+        # On GitHub the README points at docs/ and how to build it; on the built site that is moot.
+        (r"The documentation is in \[`docs/`\]\([^)]*\) \(build it with `nox -s docs`, or read the\s+Markdown\)",
+         "This site has"),
+    ],
+}
+"""Per included file, (pattern, replacement) pairs for sentences that speak of the repository only.
+A pattern that no longer matches changes nothing; tests/test_docs_site.py checks the built front page."""
+
 INCLUDE_RE = re.compile(r"^<!-- include: (?P<path>\S+)(?P<options>(?: [a-z-]+=\S+)*) -->[ \t]*$")
 NOT_RUN_RE = re.compile(r"^\s*<!-- not-run: (?P<reason>\S.*?) -->\s*$")
 FENCE_RE = re.compile(r"^(?P<indent>\s*)(?P<fence>`{3,}|~{3,})\s*(?P<info>[^`\s]*)")
@@ -185,6 +195,8 @@ def expand_includes(markdown: str, page_src_uri: str, _depth: int = 0) -> str:
             text = table_between(text, marker)
         text = _shift_headings(text, int(options.get("heading-offset", "0")), options.get("skip-title") == "yes")
         text = relink(text, source, page_src_uri)
+        for pattern, replacement in SITE_WORDING.get(source, []):
+            text = re.sub(pattern, replacement, text)
         lines[i] = expand_includes(text.rstrip("\n"), page_src_uri, _depth + 1)
     return "\n".join(lines)
 
