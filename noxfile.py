@@ -125,6 +125,20 @@ def _interpreter(session: nox.Session, version: str) -> str:
     return found
 
 
+def _wheel_pythons(session: nox.Session) -> list[str]:
+    """The declared CPythons the wheels job builds manylinux wheels with: those this machine runs itself.
+
+    A version reached through ``tools/py314.sh`` (a script running Debian sid's interpreter in a
+    chroot, whose glibc is far newer than manylinux_2_17) builds no wheel here: the release
+    workflow's cibuildwheel builds that one, and its ``tests-3.X`` job compiles from the sdist.
+    """
+    def native(version: str) -> bool:
+        with open(os.path.realpath(_interpreter(session, version)), "rb") as interpreter:
+            return interpreter.read(4) == b"\x7fELF"
+
+    return [version for version in PYTHONS if native(version)]
+
+
 def _tracked_files(session: nox.Session) -> set[str]:
     try:
         out = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, check=True, capture_output=True).stdout
@@ -203,7 +217,8 @@ def wheels(session: nox.Session) -> None:
     raw = DIST / "raw"
     linker = (sysconfig.get_config_var("CC") or "cc").split()[0] + " -shared"  # CPython's LDSHARED less -Wl,-rpath
     built = {"AJPCORE_REQUIRE_EXTENSIONS": "1", "AJPCORE_BUILD_BASE": str(DIST / "build"), "LDSHARED": linker}
-    for version in PYTHONS:
+    pythons = _wheel_pythons(session)
+    for version in pythons:
         session.log(f"wheel for CPython {version}")
         session.run(_interpreter(session, version), "-m", "pip", "wheel", "--no-deps", "--no-cache-dir",
                     "-w", str(raw), str(tree), env=built, external=True)
@@ -213,8 +228,8 @@ def wheels(session: nox.Session) -> None:
                 env={"AJPCORE_NO_EXTENSIONS": "1"})
     platform_wheels = sorted(DIST.glob(f"*.{WHEEL_PLATFORM}.whl"))
     pure_wheels = sorted(DIST.glob("*-py3-none-any.whl"))
-    if len(platform_wheels) != len(PYTHONS) or len(pure_wheels) != 1:
-        session.error(f"expected {len(PYTHONS)} {WHEEL_PLATFORM} wheels and one pure wheel: {sorted(p.name for p in DIST.glob('*.whl'))}")
+    if len(platform_wheels) != len(pythons) or len(pure_wheels) != 1:
+        session.error(f"expected {len(pythons)} {WHEEL_PLATFORM} wheels and one pure wheel: {sorted(p.name for p in DIST.glob('*.whl'))}")
     for wheel in platform_wheels:
         _check_native_core(session, wheel)
         session.run("auditwheel", "show", str(wheel))
@@ -222,7 +237,7 @@ def wheels(session: nox.Session) -> None:
     session.run("twine", "check", "--strict", str(sdist), *map(str, platform_wheels + pure_wheels))
     work = Path(tempfile.mkdtemp(prefix="ajpcore-wheels-"))
     session.chdir(work)  # outside the clone: nothing can import the source tree
-    for version, wheel in zip(PYTHONS, platform_wheels):
+    for version, wheel in zip(pythons, platform_wheels):
         if f"-cp{version.replace('.', '')}-" not in wheel.name:
             session.error(f"{wheel.name} is not the wheel of CPython {version}")
         bin_dir = _venv_outside(session, _interpreter(session, version), work / f"py{version}", str(wheel), {})
@@ -464,14 +479,15 @@ def examples(session: nox.Session) -> None:
 # enter the main test venvs.  Runs tests/test_a2a_interop.py with AJPCORE_A2A_INTEROP=1, under which
 # a missing SDK fails instead of skipping; the Node half uses the npm ci of tests/interop-a2a that
 # .ci/run names in AJPCORE_A2A_NODE_MODULES (without node the job fails: CI must check both SDKs).
-A2A_SDK_PIN = "a2a-sdk[signing]==1.3.0"
+A2A_SDK_PIN = "a2a-sdk[signing,http-server]==1.3.0"
+"""The SDK, with the Starlette card routes the adapter tests serve (tests/test_a2a_interop.py)."""
 
 
 @nox.session(python=TOOLS_PYTHON)
 def a2a_interop(session: nox.Session) -> None:
     """ajpcore.a2a against a2a-python (pinned, this venv) and @a2a-js/sdk (pinned, npm)."""
     _clean_env(session, AJPCORE_REQUIRE_EXTENSIONS="1", AJPCORE_A2A_INTEROP="1")
-    session.install(_tools_wheel(session), "pytest>=7", "hypothesis>=6.100", "pytest-benchmark>=4", A2A_SDK_PIN)
+    session.install(_tools_wheel(session), "pytest>=7", "hypothesis>=6.100", "pytest-benchmark>=4", "uvicorn", A2A_SDK_PIN)
     session.run("pytest", "-q", "-p", "no:randomly", "tests/test_a2a_interop.py", "bench/test_a2a.py", "--benchmark-disable")
 # --- end A2A SDK interop ---------------------------------------------------------------------------
 
@@ -484,7 +500,7 @@ def a2a_interop(session: nox.Session) -> None:
 # level.  A crash, a sanitizer report or a twin disagreement fails the job.  Whole job: about 5
 # minutes (budget 8).  .ci/run installs clang-14 and libclang-rt-14-dev when they are missing.
 FUZZ_SECONDS = 50
-"""Seconds each fuzz target runs in CI (6 targets, 2 at a time; a SIMD target's time is shared by its levels)."""
+"""Seconds each fuzz target runs in CI (8 targets, 2 at a time; a SIMD target's time is shared by its levels)."""
 FUZZ_SCALAR_SECONDS = 20
 """Seconds each SIMD target runs again on the -DAJPCORE_NO_SIMD build (the scalar level)."""
 
