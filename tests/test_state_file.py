@@ -25,6 +25,7 @@ import pytest
 
 from ajpcore import ReplayedMessage, StateUnavailable, ajp
 from ajpcore._state_file import LOCAL_FILESYSTEMS, filesystem_type
+from ajpcore._state_sqlite import SCHEMA_VERSION
 from ajpcore.provenance import SQLiteKeyPins
 
 STORES = {"guard": ajp.SQLiteReplayGuard, "pins": SQLiteKeyPins}
@@ -59,7 +60,7 @@ def test_a_planted_schema_object_is_refused_at_construction(tmp_path, store, kin
     path = _made(tmp_path / "state.db")
     with sqlite3.connect(path) as conn:
         conn.execute(PLANTED[kind])
-    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 1
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     with pytest.raises(StateUnavailable, match=f"holds a {kind} `"):
         store(path)
 
