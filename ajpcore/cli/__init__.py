@@ -71,6 +71,8 @@ def _quiet_stdout() -> None:
 def main(argv: Optional[List[str]] = None) -> int:
     """Run the ``ajpcore`` command; returns its exit status (``argparse`` exits 2 itself on bad usage)."""
     command = "ajpcore"
+    if sys.stderr is None:  # started with stderr closed (2>&-): argparse before 3.11 writes its usage error there
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")
     try:
         args = build_parser().parse_args(argv)
         command = f"ajpcore {args.command}"

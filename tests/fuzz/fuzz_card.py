@@ -110,7 +110,7 @@ def _entry(src: Bytes, card: dict):
     if kind == 2:
         return {"protected": _header(src), "signature": b64u(src.take(src.byte() % 300))}
     if kind == 3:  # a real signature, flipped or cut
-        entry = a2a.sign_card(card, key, kid=kid, alg=alg)["signatures"][-1]
+        entry = a2a.sign_card(card, key, kid=kid, alg=alg, profile="served")["signatures"][-1]  # any card: sign_card's default refuses unknown members
         raw = bytearray(base64.urlsafe_b64decode(entry["signature"] + "=="))
         at = src.byte() % len(raw)
         if src.byte() & 1:
@@ -119,7 +119,7 @@ def _entry(src: Bytes, card: dict):
             del raw[at:]
         return dict(entry, signature=b64u(bytes(raw)))
     if kind == 4:
-        entry = a2a.sign_card(card, key, kid=kid, alg=alg)["signatures"][-1]
+        entry = a2a.sign_card(card, key, kid=kid, alg=alg, profile="served")["signatures"][-1]  # any card: sign_card's default refuses unknown members
         return dict(entry, header=value(src, 36) if src.byte() & 1 else {json_text(src, 6): "x"})
     if kind == 5:
         return {"protected": _header(src), "signature": value(src, 38)}
