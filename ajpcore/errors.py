@@ -293,9 +293,9 @@ class ReplayedMessage(AjpError):
     offer and it equals the digest of this one (a byte-identical retry of the
     signed content, which a receiver may answer as it answered the first); False
     when either digest is missing or they differ (another body under a job id
-    already taken).  ``.job_id``: the offer's job id (set by the receive path,
-    ``receive_offer`` and ``ajp.Receiver``; None when a guard is called alone), so a
-    framework that catches the replay can answer the duplicate 202 itself.
+    already taken).  ``.job_id``: the offer's job id (set by ajpcore's guards, and by the
+    receive path, ``receive_offer`` and ``ajp.Receiver``, for a guard of the host's that left
+    it None), so a framework that catches the replay can answer the duplicate 202 itself.
     """
 
     status = 409

@@ -334,4 +334,4 @@ def test_a_replay_names_its_job(core, tmp_path):
     with pytest.raises(ReplayedMessage) as exc:
         asyncio.run(twice())
     assert exc.value.job_id == "job_named_0001"
-    assert ReplayedMessage("x").job_id is None  # a guard called alone
+    assert ReplayedMessage("x").job_id is None  # a guard of the host's that does not name it: the receive path does

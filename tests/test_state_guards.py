@@ -117,6 +117,7 @@ def test_same_body_tells_a_retry_from_another_body(make_guard):
         with pytest.raises(ReplayedMessage) as info:
             guard.admit("k", job, expires_at_us=100 * S, now_us=1, digest=digest, confirmed=True)
         assert info.value.same_body is same, (job, digest)
+        assert info.value.job_id == job  # named by the guard itself, called alone
 
 
 @each(BACKENDS)

@@ -377,7 +377,8 @@ def admit(
 
 
 def replayed(exc: ReplayedMessage, job_id: str) -> ReplayedMessage:
-    """A guard's ``ReplayedMessage``, naming the job (``.job_id``) when the guard did not."""
+    """A guard's ``ReplayedMessage``, naming the job (``.job_id``) when the guard did not (ajpcore's
+    guards do: ``_replay.replayed``; a guard of the host's may not)."""
     if exc.job_id is None:
         exc.job_id = job_id
     return exc

@@ -193,7 +193,7 @@ def lease_micros(lease: Any) -> int:
 
 
 def replayed(job_id: str, same_body: bool) -> ReplayedMessage:
-    return ReplayedMessage(f"job `{job_id}` from this sender was already received", same_body=same_body)
+    return ReplayedMessage(f"job `{job_id}` from this sender was already received", same_body=same_body, job_id=job_id)
 
 
 def in_progress(job_id: str, lease_until_us: int, now_us: int) -> JobInProgress:
