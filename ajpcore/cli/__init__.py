@@ -24,7 +24,7 @@ from .._core import BACKEND, PURE_REASON, SIMD
 from ..errors import AjpError
 from . import _a2a, _check, _conformance, _documents, _manifest, _provenance, _signatures
 from ._check import CHECK_KINDS, CheckKind, register_check
-from ._io import EXIT_MALFORMED, CliError, Subcommands, held_output, complain
+from ._io import EXIT_MALFORMED, CliError, Subcommands, complain, held_output, silence_stderr
 
 __all__ = ["main", "build_parser", "version_text", "register_check", "CheckKind", "CHECK_KINDS", "CliError", "Subcommands"]
 
@@ -72,7 +72,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     """Run the ``ajpcore`` command; returns its exit status (``argparse`` exits 2 itself on bad usage)."""
     command = "ajpcore"
     if sys.stderr is None:  # started with stderr closed (2>&-): argparse before 3.11 writes its usage error there
-        sys.stderr = open(os.devnull, "w", encoding="utf-8")
+        silence_stderr()
     try:
         args = build_parser().parse_args(argv)
         command = f"ajpcore {args.command}"

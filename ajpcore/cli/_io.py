@@ -162,7 +162,13 @@ def complain(message: str) -> None:
     except (OSError, ValueError):
         # What is left in its buffer could never be written: a sink in its place, so that neither the
         # interpreter's exit flush (exit 120) nor argparse (which reads None as stdout) tries it again.
-        sys.stderr = open(os.devnull, "w", encoding="utf-8")
+        silence_stderr()
+
+
+def silence_stderr() -> None:
+    """Standard error becomes a sink (``os.devnull``): for a stream closed at start (``2>&-``, None)
+    or one a write failed on."""
+    sys.stderr = open(os.devnull, "w", encoding="utf-8")
 
 
 def write(data: bytes) -> None:
