@@ -22,19 +22,22 @@ A member without a default is required.  ``= None`` makes it optional (absent an
 JSON ``null`` both read as ``None``); ``= member(default=ABSENT)`` keeps the two
 apart (``ABSENT`` when absent, ``None`` for ``null``, ``None`` given to the
 constructor writes ``null``); ``member(json="from")`` reads a JSON name that is
-not a Python identifier or is a keyword.  Each concrete class gets its schema with
-``_bind_schema``.
+not a Python identifier or is a keyword.  Each concrete class names its schema with
+``_SCHEMA``: a schema shipped in ``ajpcore/schemas/``, then the member path to the
+part (``ajpcore._envelope_schemas`` compiles it on first use).
 """
 
 from __future__ import annotations
 
 import enum
+import functools
 import sys
 import typing
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Dict, FrozenSet, List, Mapping, Optional, Tuple, Type, TypeVar, Union
 
 from . import _core
+from ._envelope_schemas import compiled as _compiled_schema
 from ._jsoncopy import copy_json, copy_json_collecting
 from .errors import ValidationError, format_path
 
@@ -253,6 +256,8 @@ class _Model:
     _KNOWN: ClassVar[FrozenSet[str]] = frozenset()  # JSON names of the declared members
     _NCACHED: ClassVar[int] = 0
     _VALIDATOR: ClassVar[_Validator]
+    _SCHEMA: ClassVar[Tuple[str, ...]] = ()
+    """The class's schema: a shipped schema's name, then the member path to the part; compiled on first use."""
     _PARTS_FROM_MAPPINGS: ClassVar[bool] = True
     """Whether the constructor takes a plain JSON object for a part (AJP) or only the part's class (IATP)."""
 
@@ -260,6 +265,9 @@ class _Model:
         super().__init_subclass__(**kwargs)
         if "__slots__" not in cls.__dict__:
             raise TypeError(f"envelope class `{cls.__name__}` must declare `__slots__ = ()`")
+        schema = cls.__dict__.get("_SCHEMA")
+        if schema:
+            type.__setattr__(cls, "_VALIDATOR", _LazySchema(cls, functools.partial(_compiled_schema, *schema)))
         own = cls.__dict__.get("__annotations__", {})
         if not own:
             return
@@ -284,11 +292,6 @@ class _Model:
         cls._FIELDS = tuple(fields.values())
         cls._KNOWN = frozenset(f.key for f in cls._FIELDS)
         cls._NCACHED = ncached
-
-    @classmethod
-    def _bind_schema(cls, load: Callable[[], _Validator]) -> None:
-        """Give this class its schema: ``load()`` returns it, called on first use."""
-        type.__setattr__(cls, "_VALIDATOR", _LazySchema(cls, load))
 
     # -- frozen ---------------------------------------------------------------------------------
 

@@ -96,3 +96,104 @@ def test_clear_hmac_cache_forgets_through_the_registry_of_the_core_floor():
 
     assert ajpcore.clear_hmac_cache is _core.clear_hmac_cache
     assert _replay._forget_identities in _core._HMAC_SECRET_CACHES
+
+
+def _module_name(path):
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _top_level_imports(path):
+    """The modules ``path`` imports when it is imported or type-checked: every import outside a
+    function or class body (``if TYPE_CHECKING:`` and ``try:`` blocks included), resolved."""
+    name = _module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    body = list(ast.parse(path.read_text("utf-8")).body)
+    while body:
+        node = body.pop(0)
+        if isinstance(node, (ast.If, ast.Try)):
+            body.extend(node.body + node.orelse + getattr(node, "finalbody", []))
+            body.extend(h for handler in getattr(node, "handlers", []) for h in handler.body)
+        elif isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([base] if base else []))
+            for alias in node.names:  # `from . import _core` imports the module `_core`
+                sub = f"{base}.{alias.name}"
+                yield sub if (PACKAGE.parent / sub.replace(".", "/")).with_suffix(".py").exists() else base
+
+
+def _import_graph():
+    graph = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        name = _module_name(path)
+        graph[name] = sorted({m for m in _top_level_imports(path) if m.startswith("ajpcore") and m != name
+                              and not name.startswith(m + ".")})  # a package above: imported first anyway
+    return graph
+
+
+def _circles(graph):
+    found, state = [], {}
+
+    def visit(node, trail):
+        state[node] = "open"
+        for nxt in graph.get(node, ()):
+            if state.get(nxt) == "open":
+                found.append(trail[trail.index(nxt):] + [nxt])
+            elif nxt not in state:
+                visit(nxt, trail + [nxt])
+        state[node] = "done"
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [node])
+    return found
+
+
+def test_no_import_circle_between_modules_not_even_for_type_checkers():
+    """Issue 34 item 4: `_messages` and `_subset` imported each other (the one under TYPE_CHECKING).
+
+    Every module-level import counts, those only a type checker reads included; a package's
+    ``__init__`` is no arrow for its own modules (Python imports it before them)."""
+    graph = _import_graph()
+    assert "ajpcore.ajp._subset" in graph["ajpcore.ajp._messages"]  # the graph sees the arrows it must
+    assert "ajpcore._envelope" in graph["ajpcore.ajp._subset"]
+    assert _circles(graph) == []
+
+
+def test_the_protocol_packages_export_no_private_names():
+    """Issue 34 item 4: the old single modules' private names are no longer re-exported."""
+    import types
+
+    from ajpcore import ajp, iatp
+
+    for package in (ajp, iatp):
+        private = [n for n, v in vars(package).items()
+                   if n.startswith("_") and not n.startswith("__") and not isinstance(v, types.ModuleType)]
+        assert private == [], package.__name__
+
+
+def test_every_envelope_names_its_shipped_schema_one_way():
+    """Issue 34 item 4: AJP and IATP bind a class's schema the same way, ``_SCHEMA`` (name, member path)."""
+    from ajpcore import ajp, iatp, schemas  # noqa: F401  (every envelope class defined)
+    from ajpcore._envelope import Envelope
+
+    def concrete(cls):
+        for sub in cls.__subclasses__():
+            if sub._FIELDS and not sub.__name__.startswith("_"):
+                yield sub
+            yield from concrete(sub)
+
+    classes = sorted(set(concrete(Envelope)), key=lambda c: c.__qualname__)
+    assert len(classes) >= 28
+    assert not hasattr(Envelope, "_bind_schema")
+    unbound = [c.__name__ for c in classes if "_SCHEMA" not in c.__dict__ or c._SCHEMA[0] not in schemas.names()]
+    assert unbound == []
+    # The receive path's schema and JobOffer's are one compiled object.
+    from ajpcore.ajp import _messages
+    from ajpcore._envelope_schemas import compiled
+
+    assert compiled("ajp-job-offer") is _messages._OFFER_SCHEMA

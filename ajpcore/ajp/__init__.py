@@ -31,9 +31,6 @@ once, with the answers of the three AJP endpoints (``POST /jobs``,
 
 from __future__ import annotations
 
-# Private names of the former single module stay importable from here (the
-# package split moved them, callers outside it may still reach for them).
-# ruff: noqa: F401
 from ..errors import (
     BudgetRefused,
     Busy,
@@ -45,7 +42,7 @@ from ..errors import (
     TrustRefused,
     UnsupportedMediaType,
 )
-from ._errors import _TITLES, error_response
+from ._error_response import error_response
 from ._messages import (
     JOB_STATUSES,
     Accepted,
@@ -62,18 +59,8 @@ from ._messages import (
     Sender,
     Task,
     Usage,
-    _OFFER_DOC,
-    _OFFER_SCHEMA,
-    _RESULT_DOC,
-    _RESULT_SCHEMA,
-    _STATUS_DOC,
-    _STATUS_SCHEMA,
-    _SCHEME_FOR,
-    _ResultLike,
-    _VERIFY_MODES,
     new_job_id,
 )
-from ._model import _EMPTY, _MISSING, _Envelope, _part_schema, _schema
 from ._build import DEFAULT_BUDGET, new_offer, new_result
 from ._policy import ANY_RECIPIENT, DEFAULT_MAX_BODY_BYTES, NO_REPLAY_GUARD, SPEC_CAPABILITIES, Capabilities, Recipients
 from ._pipeline import check_content_type, offer_digest
@@ -104,10 +91,6 @@ from ._rules import (
     DEFAULT_SKEW_SECONDS,
     FROM_TYPES,
     OfferCheck,
-    _EPOCH,
-    _js_truthy,
-    _member,
-    _now_micros,
     validate_offer,
 )
 

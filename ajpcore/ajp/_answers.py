@@ -14,7 +14,7 @@ from typing import Any, Dict, Literal, Mapping, Optional, Union
 
 from .. import _core
 from ..errors import AjpError, DecodeError, ReplayedMessage
-from ._errors import error_response
+from ._error_response import error_response
 from ._messages import Ack, ErrorBody, JobStatus
 from ._pipeline import ReceivedOffer
 

@@ -7,15 +7,17 @@ from __future__ import annotations
 
 import secrets
 import time
-from typing import Any, Dict, List, Literal, Optional, Tuple, Union, get_args, overload
+from typing import TYPE_CHECKING, Any, Dict, List, Literal, Optional, Tuple, Union, get_args, overload
 
-from .._schema import compile_schema
 from ..errors import BadSignature, InvalidMessage, LegacySignature, SignatureError
 from ..signing import _hmac_matches, parse_signature, sign, verify
 from .._envelope import Envelope, member
+from .._envelope_schemas import compiled
 from ..keys import Ed25519PrivateKey, Ed25519PublicKey
-from ._model import _part_schema, _schema
 from ._subset import SignedSubset
+
+if TYPE_CHECKING:
+    from typing_extensions import Self  # typing.Self from 3.11
 
 _SCHEME_FOR = {"human": "sha256:", "agent": "ed25519:", "orchestrator": "ed25519:"}
 """The signature scheme each ``from.type`` signs with (AJP 0.3: humans share a secret, agents hold keys)."""
@@ -32,9 +34,8 @@ _PrivateKey = Union[Ed25519PrivateKey, str, None]
 
 # -- schemas -----------------------------------------------------------------------------
 
-_OFFER_DOC, _OFFER_SCHEMA = _schema("ajp-job-offer")
-_STATUS_DOC, _STATUS_SCHEMA = _schema("ajp-job-status")
-_RESULT_DOC, _RESULT_SCHEMA = _schema("ajp-job-result")
+_OFFER_SCHEMA = compiled("ajp-job-offer")
+"""``JobOffer``'s schema, compiled at import: the receive path's first check (``_pipeline``, ``_rules``)."""
 
 
 # -- JobOffer and its parts ----------------------------------------------------------------
@@ -44,6 +45,7 @@ class Sender(Envelope):
     """``from`` of a JobOffer: who sends the job."""
 
     __slots__ = ()
+    _SCHEMA = ("ajp-job-offer", "from")
     type: SenderType
     id: Optional[str] = None
     provenance_id: Optional[str] = None
@@ -54,6 +56,7 @@ class Recipient(Envelope):
     """``to`` of a JobOffer: the Provenance id of the receiving agent."""
 
     __slots__ = ()
+    _SCHEMA = ("ajp-job-offer", "to")
     provenance_id: str
 
 
@@ -61,6 +64,7 @@ class Task(Envelope):
     """``task``: what to do (``type``, ``instruction``, optional ``input`` and ``output_format``)."""
 
     __slots__ = ()
+    _SCHEMA = ("ajp-job-offer", "task")
     type: str
     instruction: str
     input: Optional[Dict[str, Any]] = None
@@ -71,6 +75,7 @@ class Context(Envelope):
     """``context``: credentials, memory and constraints handed to the agent."""
 
     __slots__ = ()
+    _SCHEMA = ("ajp-job-offer", "context")
     credentials: Optional[Dict[str, Any]] = None
     memory: Optional[List[Any]] = None
     constraints: Optional[List[str]] = None
@@ -80,6 +85,7 @@ class Budget(Envelope):
     """``budget``: ``max_usd`` (required, >= 0), ``max_seconds`` and ``max_llm_tokens`` (>= 1)."""
 
     __slots__ = ()
+    _SCHEMA = ("ajp-job-offer", "budget")
     max_usd: Union[int, float]
     max_seconds: Optional[Union[int, float]] = None
     max_llm_tokens: Optional[Union[int, float]] = None
@@ -89,6 +95,7 @@ class Callback(Envelope):
     """``callback``: where the JobResult is POSTed (``url``, optional ``headers``)."""
 
     __slots__ = ()
+    _SCHEMA = ("ajp-job-offer", "callback")
     url: str
     headers: Optional[Dict[str, Any]] = None
 
@@ -101,6 +108,7 @@ class JobOffer(Envelope):
     """
 
     __slots__ = ()
+    _SCHEMA = ("ajp-job-offer",)
     ajp: str
     job_id: str
     parent_job_id: Optional[str] = None
@@ -161,6 +169,7 @@ class Usage(Envelope):
     """``usage`` of a result: ``llm_tokens``, ``duration_seconds``, ``cost_usd`` (all >= 0)."""
 
     __slots__ = ()
+    _SCHEMA = ("ajp-job-result", "usage")
     llm_tokens: Optional[Union[int, float]] = None
     duration_seconds: Optional[Union[int, float]] = None
     cost_usd: Optional[Union[int, float]] = None
@@ -170,6 +179,7 @@ class AgentInfo(Envelope):
     """``agent`` of a result: ``provenance_id``, ``version``, ``model`` (a name or ``{provider, model_id}``)."""
 
     __slots__ = ()
+    _SCHEMA = ("ajp-job-result", "agent")
     provenance_id: str
     version: Optional[str] = None
     model: Optional[Union[str, Dict[str, Any]]] = None
@@ -204,11 +214,11 @@ class _ResultLike(Envelope):
     @overload
     def verify(
         self, *, secret: _Secret = None, public_key: _PublicKey = None, mode: Literal["sdk"], backend: Optional[str] = None
-    ) -> "SignedSubset": ...
+    ) -> "SignedSubset[Self]": ...
 
     def verify(
         self, *, secret: _Secret = None, public_key: _PublicKey = None, mode: str = "full", backend: Optional[str] = None
-    ) -> Union[str, "SignedSubset"]:
+    ) -> Union[str, "SignedSubset[Self]"]:
         """Check ``signature``: over the whole body (``mode="full"``, the default) or the SDK's subset (``"sdk"``).
 
         ``mode="full"`` (the specification): every member as received is
@@ -255,6 +265,7 @@ class JobStatus(_ResultLike):
     """An AJP JobStatus (``GET /jobs/:id``); when completed it may carry the result members."""
 
     __slots__ = ()
+    _SCHEMA = ("ajp-job-status",)
     ajp: Optional[str] = None
     job_id: str
     status: JobStatusName
@@ -279,6 +290,7 @@ class JobResult(_ResultLike):
     """
 
     __slots__ = ()
+    _SCHEMA = ("ajp-job-result",)
     ajp: Optional[str] = None
     job_id: str
     status: JobStatusName
@@ -308,6 +320,7 @@ class Ack(Envelope):
     """The body of ``POST /jobs/:id/ack``: ``received`` and optional ``feedback``."""
 
     __slots__ = ()
+    _SCHEMA = ("ajp-ack",)
     received: bool
     feedback: Optional[str] = None
 
@@ -316,6 +329,7 @@ class Accepted(Envelope):
     """The ``202`` answer to ``POST /jobs``: ``{"job_id": ..., "status": "accepted"}``."""
 
     __slots__ = ()
+    _SCHEMA = ("ajp-accepted",)
     job_id: str
     status: Literal["accepted"]
 
@@ -325,28 +339,13 @@ class ErrorBody(Envelope):
     ``retry_after`` (429), ``job_id`` (404)."""
 
     __slots__ = ()
+    _SCHEMA = ("ajp-error-body",)
     error: str
     code: Optional[str] = None
     reason: Optional[str] = None
     errors: Optional[List[str]] = None
     retry_after: Optional[int] = None
     job_id: Optional[str] = None
-
-
-Sender._bind_schema(lambda: _part_schema(_OFFER_DOC, "properties", "from"))
-Recipient._bind_schema(lambda: _part_schema(_OFFER_DOC, "properties", "to"))
-Task._bind_schema(lambda: _part_schema(_OFFER_DOC, "properties", "task"))
-Context._bind_schema(lambda: _part_schema(_OFFER_DOC, "properties", "context"))
-Budget._bind_schema(lambda: _part_schema(_OFFER_DOC, "properties", "budget"))
-Callback._bind_schema(lambda: compile_schema(dict(_OFFER_DOC["properties"]["callback"], type="object", **{"$schema": _OFFER_DOC["$schema"]})))
-JobOffer._bind_schema(lambda: _OFFER_SCHEMA)
-Usage._bind_schema(lambda: _part_schema(_RESULT_DOC, "properties", "usage"))
-AgentInfo._bind_schema(lambda: _part_schema(_RESULT_DOC, "properties", "agent"))
-JobStatus._bind_schema(lambda: _STATUS_SCHEMA)
-JobResult._bind_schema(lambda: _RESULT_SCHEMA)
-Ack._bind_schema(lambda: _schema("ajp-ack")[1])
-Accepted._bind_schema(lambda: _schema("ajp-accepted")[1])
-ErrorBody._bind_schema(lambda: _schema("ajp-error-body")[1])
 
 
 # -- job ids ---------------------------------------------------------------------------------

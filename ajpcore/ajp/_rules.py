@@ -15,7 +15,7 @@ from .._js_date import read_date
 from ..errors import InvalidMessage
 from ..timestamps import _micros_or_none, instant_micros, timestamp_micros
 from ._messages import _OFFER_SCHEMA, _SCHEME_FOR, JobOffer
-from ._model import _MISSING
+from .._envelope import ABSENT as _MISSING  # a member absent from the body (JavaScript's undefined)
 
 DEFAULT_SKEW_SECONDS = 300
 """Clock skew tolerated between sender and receiver (strict mode, replay retention)."""

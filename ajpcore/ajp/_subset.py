@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, Dict, List, Optional, Tuple
+from typing import Any, ClassVar, Dict, Generic, List, Optional, Tuple, TypeVar
 
+from .._envelope import Envelope
 from .._jsoncopy import copy_json
 
-if TYPE_CHECKING:
-    from ._messages import _ResultLike
-
 __all__ = ["SignedSubset"]
+
+_Received = TypeVar("_Received", bound=Envelope)
+"""The envelope a subset was verified from (``JobResult`` or ``JobStatus``): a parameter, so
+this module needs no import of ``_messages``, which imports it (no typing circle)."""
 
 _SDK_SIGNED_TOP = frozenset(("job_id", "status", "output", "constraints_asserted", "completed_at", "agent", "signature"))
 
@@ -19,7 +21,7 @@ def _pointer(*steps: str) -> str:
     return "".join("/" + step.replace("~", "~0").replace("/", "~1") for step in steps)
 
 
-class SignedSubset:
+class SignedSubset(Generic[_Received]):
     """What ``JobResult.verify(mode="sdk")`` (or ``JobStatus``'s) vouches for: the reference SDK's subset.
 
     - ``to_dict()``: only the signed members, as signed: ``job_id``, ``status``,
@@ -38,11 +40,11 @@ class SignedSubset:
 
     __slots__ = ("received", "unsigned_members", "_subset")
     mode: ClassVar[str] = "sdk"
-    received: _ResultLike
+    received: _Received
     unsigned_members: Tuple[str, ...]
     _subset: Dict[str, Any]
 
-    def __init__(self, received: _ResultLike, body: Dict[str, Any], subset: Dict[str, Any]) -> None:
+    def __init__(self, received: _Received, body: Dict[str, Any], subset: Dict[str, Any]) -> None:
         """``body``: the received body of ``received``; ``subset``: what the signature covers (as verified)."""
         unsigned: List[str] = []
         for key, value in body.items():

@@ -24,10 +24,7 @@ shipped schemas, and time only through arguments.
 
 from __future__ import annotations
 
-# Private names of the former single module stay importable from here (the
-# package split moved them, callers outside it may still reach for them).
-# ruff: noqa: F401
-from ._attestation import _ATTESTED_HASH, ATTESTATION_MAX_AGE_SECONDS, Attestation, attestation_signing_bytes, verify_attestation
+from ._attestation import ATTESTATION_MAX_AGE_SECONDS, Attestation, attestation_signing_bytes, verify_attestation
 from ._compensation import (
     AuditEvent,
     ChainEntry,
@@ -43,7 +40,6 @@ from ._enums import (
     RetentionPolicy,
     ReversibilityLevel,
     TrustLevel,
-    _Absent,
 )
 from ._manifest import (
     Authentication,
@@ -56,17 +52,15 @@ from ._manifest import (
     UndoConditions,
     spec_warnings,
 )
-from ._model import _Part, _parse_time
 from ._reference_model import manifest_from_reference_model
-from ._schemas import _ANNOTATION_FORMATS, SCHEMA_NAMES, _problems, _schema_text, _validator, schema
+from ._schemas import SCHEMA_NAMES, schema
 from ._signatures import (
     MANIFEST_SIGNATURE_CONTEXT,
-    _manifest_body,
     manifest_signing_bytes,
     sign_manifest,
     verify_manifest,
 )
-from ._trust import _BASE_SCORE, ALLOW_THRESHOLD, TrustScore, trust_score
+from ._trust import ALLOW_THRESHOLD, TrustScore, trust_score
 from ._undo import UndoDecision, undo_decision
 
 __all__ = [

@@ -6,31 +6,22 @@ from __future__ import annotations
 
 import datetime as _dt
 import enum
-import functools
-from typing import Any, ClassVar, Mapping, Tuple, Type, TypeVar, Union
+from typing import Any, Mapping, Tuple, Type, TypeVar, Union
 
 from .._envelope import Envelope
 from ..errors import TimestampError, ValidationError, format_path
-from ._schemas import _validator
 
 
 _P = TypeVar("_P", bound="_Part")
 
 
 class _Part(Envelope):
-    """Base of the IATP messages and parts: each names its schema with ``_SCHEMA``
-    (schema name, then the property path to the part), compiled on first use.
-    A part given to a constructor must be an instance of its class (not a dict)."""
+    """Base of the IATP messages and parts.  Each names its schema with ``_SCHEMA``, as
+    every envelope does (``ajpcore._envelope``).  A part given to a constructor must be an
+    instance of its class (not a dict)."""
 
     __slots__ = ()
-    _SCHEMA: ClassVar[Tuple[str, ...]] = ()
     _PARTS_FROM_MAPPINGS = False
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        path = cls.__dict__.get("_SCHEMA")
-        if path:
-            cls._bind_schema(functools.partial(_validator, *path))
 
 
 def _choices(kind: Type[enum.Enum]) -> str:

@@ -1,11 +1,11 @@
-"""The shipped IATP JSON Schemas and their compiled validators."""
+"""The shipped IATP JSON Schemas as documents (``schema``); the envelopes compile theirs in ``ajpcore._envelope_schemas``."""
 
 from __future__ import annotations
 
 import functools
 import json
 from importlib import resources
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict
 
 
 SCHEMA_NAMES = (
@@ -34,24 +34,3 @@ def schema(name: str) -> Dict[str, Any]:
     """
     value: Dict[str, Any] = json.loads(_schema_text(name))
     return value
-
-
-# The published schema's validators treat `email`, `uri` and `uri-reference` as
-# annotations, and IATP-002's own examples use endpoints such as
-# `POST /compensate/{transaction_id}` that are no URI reference: only `date-time`
-# is asserted.
-_ANNOTATION_FORMATS = {"email": None, "uri": None, "uri-reference": None}
-
-
-@functools.lru_cache(maxsize=None)
-def _validator(name: str, *subpath: str) -> Any:
-    from .._schema import compile_schema
-
-    node: Any = schema(name)
-    for key in subpath:
-        node = node["properties"][key]
-    return compile_schema(node, formats=_ANNOTATION_FORMATS)
-
-
-def _problems(name: str, subpath: Tuple[str, ...], value: Any) -> List[Tuple[str, str]]:
-    return list(_validator(name, *subpath).errors(value))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Tuple
 
-from ..errors import _TITLES as _TITLES  # ajpcore.ajp's private face (issue 34 item 4 removes it)
 from ..errors import _answer
 from ._messages import ErrorBody
 
