@@ -10,7 +10,8 @@ lists of such paths it refers to, like ``SIMD_TESTS``); ``tests/fuzz/run_all.py`
 ``tests/fuzz/fuzz_*.py`` harness.  A job defined with ``python=PYTHONS`` is one job per
 ``Programming Language :: Python :: 3.X`` classifier.  Prints a Markdown table, one row per
 file of either revision, and fails when a file loses a job (other than ``package``, whose
-checks moved to ``wheels``) or is run by no job.
+checks moved to ``wheels``) or is run by no job.  A file git sees as renamed between the two
+revisions (tests/<concept>/ moves, tools/tests_by_concept.py) is one row, ``old -> new``.
 """
 
 from __future__ import annotations
@@ -108,6 +109,18 @@ def jobs(rev: str | None) -> dict[str, set[str]]:
     return result
 
 
+def renames(before_rev: str, after_rev: str | None) -> dict[str, str]:
+    """New path -> old path of every test file git sees renamed from ``before_rev`` to ``after_rev``."""
+    out = subprocess.run(["git", "diff", "-M", "--name-status", "--diff-filter=R", before_rev, *([after_rev] if after_rev else [])],
+                         cwd=ROOT, check=True, capture_output=True, text=True).stdout
+    found = {}
+    for line in out.splitlines():
+        _, old, new = line.split("\t")
+        if re.search(r"(^|/)test_\w+\.py$", new):
+            found[new] = old
+    return found
+
+
 def main(argv: list[str]) -> int:
     before_rev = argv[1] if len(argv) > 1 else "main"
     after_rev = argv[2] if len(argv) > 2 else None
@@ -115,17 +128,21 @@ def main(argv: list[str]) -> int:
     files = sorted(set().union(*before.values(), *after.values(), *(
         {f for f in _files(r) if re.search(r"(^|/)test_\w+\.py$", f) and f.startswith(("tests/", "bench/"))}
         for r in (before_rev, after_rev))))
+    moved = renames(before_rev, after_rev)
+    files = [f for f in files if f not in moved.values()]
     label = after_rev or "working tree"
     print(f"| test file | jobs at {before_rev} | jobs at {label} |")
     print("|---|---|---|")
     lost = []
     for f in files:
-        old = sorted(j for j, fs in before.items() if f in fs)
+        was = moved.get(f, f)
+        old = sorted(j for j, fs in before.items() if was in fs)
         new = sorted(j for j, fs in after.items() if f in fs)
         missing = [j for j in old if j not in new and RENAMED.get(j) not in new]
         if missing or not new:
             lost.append(f"{f}: {', '.join(missing) or 'no job'}")
-        print(f"| {f} | {', '.join(old) or '-'} | {', '.join(new) or '-'} |")
+        name = f if was == f else f"{was} -> {f}"
+        print(f"| {name} | {', '.join(old) or '-'} | {', '.join(new) or '-'} |")
     print()
     print(NOTES)
     print()
