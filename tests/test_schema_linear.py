@@ -94,3 +94,22 @@ def test_exactly_the_cap_lists_everything():
     assert len(compiled.errors([0] * MAX_PROBLEMS)) == MAX_PROBLEMS
     more = compiled.errors([0] * (MAX_PROBLEMS + 1))
     assert more[-1] == ("$", "... and 1 more problem not listed") and len(more) == MAX_PROBLEMS + 1
+
+
+def test_a_deep_value_where_a_string_belongs_costs_linear_work():
+    """A 200,000-deep list as ``from.type`` (a caller's dict: the decoder's depth limit never saw it).
+
+    The prefix cut built each node's path as a new tuple, O(depth) per node: about 50 s of CPU
+    for this offer (test_ajp.py's hostile-depth case, the slowest test of the suite); linear now."""
+    import time
+
+    body = json.loads(_hostile_offer(0))
+    deep: list = []
+    for _ in range(200_000):
+        deep = [deep]
+    body["from"]["type"] = deep
+    start = time.process_time()
+    check = ajp.validate_offer(body, now=NOW, strict=True)
+    spent = time.process_time() - start
+    assert not check.valid
+    assert spent < 5.0, f"{spent:.1f} s of CPU"  # linear: about 0.5 s on the CI machine
