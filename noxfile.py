@@ -11,8 +11,8 @@ In the order they run (``wheels`` first: later jobs reuse what it builds in ``di
   pyproject.toml: a fresh venv, the README's test command verbatim, run in the unpacked
   sdist (so the suite is known to run from it), native core required; its
   ``pip install '.[test]'`` reuses the core the ``wheels`` job compiled for that Python
-  (``AJPCORE_BUILD_BASE``, see setup.py).  Two pytest workers (``-n 2`` through
-  ``PYTEST_ADDOPTS``).  Property tests run at full size on ``FULL_SIZE_PYTHON`` and at a
+  (``AJPCORE_BUILD_BASE``, see setup.py).  Two pytest workers (``-n 2 --dist worksteal``
+  through ``PYTEST_ADDOPTS``).  Property tests run at full size on ``FULL_SIZE_PYTHON`` and at a
   fifth elsewhere (``AJPCORE_HYPOTHESIS_SIZE``).  A declared version missing from the
   machine fails, never skips.
 - ``pure``: the same command on a pure install (``AJPCORE_NO_EXTENSIONS=1``), benches once.
@@ -69,8 +69,10 @@ TOOLS_PYTHON = "3.11"
 VERSION = re.search(r'__version__ = "([^"]+)"', (ROOT / "ajpcore" / "_version.py").read_text("utf-8")).group(1)
 DIST = ROOT / "dist"
 """What the ``wheels`` job builds: the sdist, the wheels, the unpacked sdist (``src/``), the kept build (``build/``)."""
-PYTEST_WORKERS = {"PYTEST_ADDOPTS": "-n 2"}
-"""Both cores of the CI machine (pytest-xdist) for the README's command, which stays verbatim."""
+PYTEST_WORKERS = {"PYTEST_ADDOPTS": "-n 2 --dist worksteal"}
+"""Both cores of the CI machine (pytest-xdist) for the README's command, which stays verbatim.
+``worksteal``: a worker that runs out takes half the other's queue, so a few slow tests at the end
+of one worker's share (the Redis cluster, the CLI subprocesses) no longer leave the other idle."""
 XDIST = "pytest-xdist>=3.5"
 
 QUIET_PIP = {"PIP_QUIET": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PYTHONDONTWRITEBYTECODE": "1"}
@@ -297,7 +299,6 @@ def tests(session: nox.Session) -> None:
     tree = _sdist_tree(session)
     _clean_env(session, AJPCORE_REQUIRE_EXTENSIONS="1", AJPCORE_HYPOTHESIS_SIZE=size,
                AJPCORE_BUILD_BASE=str(DIST / "build"), **PYTEST_WORKERS)
-    session.run("python", "-m", "pip", "install", "--upgrade", "pip")
     session.install(XDIST)
     command = readme_test_command()
     session.log(f"README test command, in {tree}: {command}")
@@ -316,7 +317,6 @@ def tests(session: nox.Session) -> None:
 def pure(session: nox.Session) -> None:
     """The README's test command on a pure install: native contenders skip with their reason."""
     _clean_env(session, AJPCORE_NO_EXTENSIONS="1", AJPCORE_HYPOTHESIS_SIZE="quick", **PYTEST_WORKERS)
-    session.run("python", "-m", "pip", "install", "--upgrade", "pip")
     session.install(XDIST)
     session.run("bash", "-c", readme_test_command(), external=True)
     version = session.run("ajpcore", "--version", silent=True) or ""
@@ -404,7 +404,7 @@ def simd(session: nox.Session) -> None:
     known, available = (session.run("python", "-c", probe, silent=True) or "").strip().splitlines()
     if tuple(known.split()) != SIMD_LEVELS:
         session.error(f"the native core's SIMD levels are {known!r}, this job knows {SIMD_LEVELS}")
-    pytest = ("pytest", "-q", "-n", "2", "-p", "no:randomly", "--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml"),
+    pytest = ("pytest", "-q", "-n", "2", "--dist", "worksteal", "-p", "no:randomly", "--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml"),
               *[str(ROOT / t) for t in SIMD_TESTS])
     in_ci = os.environ.get("CI", "").strip().lower() in ("1", "true", "yes", "on")
     best = SIMD_LEVELS[-1]
@@ -470,7 +470,7 @@ def examples(session: nox.Session) -> None:
     session.install(_tools_wheel(session) + "[test]", *EXAMPLE_PACKAGES)  # the wheels job's wheel: no build
     session.run("mypy", "--strict", "examples/")
     session.chdir(str(Path(tempfile.mkdtemp(prefix="ajpcore-examples-"))))  # the installed ajpcore, not the tree
-    session.run("python", "-m", "pytest", str(ROOT / "tests" / "test_receiver_examples.py"), "-q", "-s",
+    session.run("python", "-m", "pytest", str(ROOT / "tests/test_receiver_examples.py"), "-q", "-s",
                 "-p", "no:randomly", "-p", "no:cacheprovider", f"--rootdir={ROOT}")
 # --- end examples ------------------------------------------------------------------------------
 
