@@ -56,7 +56,10 @@ def worker(offers_path: str, backend: str, spec: str, scheme: str, start: int, s
         ajp.receive_offer(data, now=NOW, recipient="provenance:domain:receiver.example", replay_guard=guard,
                           require_capabilities=(), **key)  # a bare public key: no declaration to read capabilities from
         accepted += 1
-    print(json.dumps({"accepted": accepted, "done": time.time(), "cpu": time.process_time() - cpu}))
+    cpu = time.process_time() - cpu
+    state = getattr(guard, "_state", None)  # SQLite: how often the writers' lock or the database was taken
+    retries = state.busy_retries if state is not None and hasattr(state, "busy_retries") else 0
+    print(json.dumps({"accepted": accepted, "done": time.time(), "cpu": cpu, "retries": retries}))
 
 
 def make_offers(path: Path, count: int, scheme: str) -> None:
@@ -79,8 +82,8 @@ def make_offers(path: Path, count: int, scheme: str) -> None:
             f.write(ajp.JobOffer.from_dict(body).to_json() + b"\n")
 
 
-def run(offers: Path, count: int, backend: str, spec: str, scheme: str, workers: int) -> "tuple[float, float]":
-    """(accepted offers per second of wall time, worker CPU µs per accepted offer)."""
+def run(offers: Path, count: int, backend: str, spec: str, scheme: str, workers: int) -> "tuple[float, float, float]":
+    """(accepted offers per second of wall time, worker CPU µs per accepted offer, SQLite busy retries per offer)."""
     from state_servers import child_env
 
     gate = Path(tempfile.mkdtemp(prefix="ajpcore-tp-gate-"))
@@ -100,7 +103,8 @@ def run(offers: Path, count: int, backend: str, spec: str, scheme: str, workers:
     accepted = sum(r["accepted"] for r in results)
     assert accepted == share * workers
     cpu_us = sum(r["cpu"] for r in results) / accepted * 1e6
-    return accepted / (max(r["done"] for r in results) - began), cpu_us
+    retries = sum(r.get("retries", 0) for r in results) / accepted
+    return accepted / (max(r["done"] for r in results) - began), cpu_us, retries
 
 
 def redis_costs(url: str, n: int) -> None:
@@ -185,6 +189,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--offers", type=int, default=20_000)
     parser.add_argument("--scheme", choices=["hmac", "ed25519", "both"], default="both")
+    parser.add_argument("--backend", choices=["sqlite", "redis", "both"], default="both")
     parser.add_argument("--costs", action="store_true",
                         help="per-call costs instead: a Redis admit beside PING, SQLite async beside sync")
     args = parser.parse_args()
@@ -204,11 +209,11 @@ def main() -> int:
             sqlite_async_costs(work, args.offers)
             return 0
         print(f"{'backend':8} {'scheme':8} {'1 worker/s':>11} {'2 workers/s':>12} {'ratio':>6}"
-              f" {'CPU us/offer 1w':>16} {'2w':>6}")
+              f" {'CPU us/offer 1w':>16} {'2w':>6} {'busy retries/offer 2w':>22}")
         for scheme in schemes:
             offers = work / f"offers-{scheme}.jsonl"
             make_offers(offers, args.offers, scheme)
-            for backend in ("sqlite", "redis"):
+            for backend in ("sqlite", "redis") if args.backend == "both" else (args.backend,):
                 if backend == "redis" and url is None:
                     print(f"{backend:8} {scheme:8} skipped: no redis-server and no AJPCORE_TEST_REDIS_URL")
                     continue
@@ -217,8 +222,8 @@ def main() -> int:
                     spec = str(work / f"tp-{uuid.uuid4().hex[:6]}.db") if backend == "sqlite" \
                         else f"{url}|tp{uuid.uuid4().hex[:6]}:"
                     rates.append(run(offers, args.offers, backend, spec, scheme, workers))
-                (r1, c1), (r2, c2) = rates
-                print(f"{backend:8} {scheme:8} {r1:11.0f} {r2:12.0f} {r2 / r1:6.2f} {c1:16.1f} {c2:6.1f}")
+                (r1, c1, _), (r2, c2, b2) = rates
+                print(f"{backend:8} {scheme:8} {r1:11.0f} {r2:12.0f} {r2 / r1:6.2f} {c1:16.1f} {c2:6.1f} {b2:22.2f}")
     finally:
         if server is not None:
             server.__exit__(None, None, None)
