@@ -16,10 +16,9 @@ has passed; then the store answers ``StateUnavailable``.
 The writers of ajpcore queue on a lock of their own first (``flock`` of the
 file ``<path>-lock``, beside the database): a worker finding it taken waits by
 a cheap non-blocking ``flock`` retried (a few ``sched_yield``, then short sleeps),
-never by starting and failing a ``BEGIN IMMEDIATE``, which costs several
-``fcntl`` calls on the WAL index and raises an exception each time.  Measured
-(bench/state_throughput.py, 2 workers on 2 cores): the busy retries of ``BEGIN
-IMMEDIATE`` per offer dropped from ~0.5 to ~0 (docs/benchmarks.md).  The
+never by starting and failing a ``BEGIN IMMEDIATE`` (5.5-5.8 µs of CPU per
+failed try against 1.8-2.0 µs for a failed ``flock``, the lock held by another
+process: so the eight tries before the first sleep burn ~15 µs, not ~45).  The
 kernel drops a dead process's ``flock``, so a worker killed mid-admit blocks no
 one; another program's writer (the host's own connection) still meets the busy
 retries above.
@@ -53,11 +52,8 @@ __all__ = [
 SCHEMA_VERSION = 2
 """``PRAGMA user_version`` of a state file this version writes and reads (a version 1 file is upgraded on open)."""
 
-PAGE_SIZE = 4096
-"""The page size of a new state file (a file keeps the one it was made with)."""
-
-WAL_AUTOCHECKPOINT = 2_500
-"""WAL pages (10 MiB of 4 KiB pages) after which a commit checkpoints the WAL back into the database file."""
+WAL_AUTOCHECKPOINT = 10_000
+"""WAL pages (1 KiB each) after which a commit checkpoints the WAL back into the database file."""
 
 SYNCHRONOUS_MODES = ("NORMAL", "FULL")
 """``synchronous=`` values: ``NORMAL`` survives any process crash, ``FULL`` also a power cut."""
@@ -207,19 +203,20 @@ class SQLiteState:
 
     def _setup(self, conn: sqlite3.Connection) -> None:
         if conn.execute("PRAGMA user_version").fetchone()[0] == 0:
-            # Before the first table. Each commit writes every page it changed to the WAL (a header and a
-            # page: two pwrite calls a page), and a connection whose cache another process's commit made
-            # stale reads again every page it walks (one pread each). 4 KiB pages make the trees shallower
-            # and split less than the 1 KiB pages of before: per admit, 12.8 pwrite instead of 17.2, and
-            # with two connections taking turns 10.2 pread instead of 14.4 (strace -c, 4,000 admits).
-            conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")
+            # Before the first table: each commit writes every page it changed to the WAL (a header and
+            # the page, two pwrite calls), ~8.6 pages per admit, so 1 KiB pages write ~9 KiB per admit.
+            # 4 KiB pages measured fewer calls (12.8 pwrite instead of 17.2 per admit; with two
+            # connections taking turns, 10.2 pread instead of 14.4: strace -c) but the same CPU per
+            # admit (median of four runs, 65 against 65 µs, and 85 against 86 µs taking turns), for
+            # three times the WAL bytes.
+            conn.execute("PRAGMA page_size = 1024")
         mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()
         if mode is None or str(mode[0]).lower() != "wal":
             raise StateUnavailable(f"`{self.path}` cannot use WAL mode (journal_mode is {mode and mode[0]})")
         conn.execute(f"PRAGMA synchronous = {self.synchronous}")
         # A checkpoint (with its fsyncs) runs inside the commit that crosses the threshold: every 1,000
-        # pages by default. 10 MiB of WAL (then 10,000 pages of 1 KiB) measured a mean admit of 110 µs
-        # against 195 µs on the development machine's disk, the WAL staying bounded.
+        # pages by default, about every 120 admits. 10,000 pages (10 MiB of WAL) measured a mean admit
+        # of 110 µs against 195 µs on the development machine's disk, the WAL staying bounded.
         conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_AUTOCHECKPOINT}")
         conn.execute("PRAGMA foreign_keys = OFF")
         version = conn.execute("PRAGMA user_version").fetchone()[0]
