@@ -871,7 +871,7 @@ def test_cluster_slot_moved_during_the_race_still_accepts_each_offer_exactly_onc
     ended = max(r["began"] + r["seconds"] for r in results)
     during = [m for m in moves if m[0] < ended and m[1] > began]
     print(f"\nslot {slot} moved {len(moves)} times, {len(during)} during the race "
-          f"({ended - began:.2f} s); redirections answered: {redirects}")
+          f"({ended - began:.2f} s); redirections answered: {redirects}; moves refused half-way: {mover.failed}")
     accepted = [job for r in results for job in r["accepted"]]
     assert [r["errors"] for r in results] == [[], [], [], []]
     assert len(accepted) == OFFERS and len(set(accepted)) == OFFERS

@@ -186,7 +186,7 @@ class _RedisGuardBase(RedisStore, SharedGuardSettings):
             stored = answer[1]
             if isinstance(stored, bytes):
                 stored = stored.decode("ascii", "replace")
-            raise replayed(job_id, bool(digest) and isinstance(stored, str) and stored == digest.hex())
+            raise replayed(job_id, digest is not None and digest != b"" and stored == digest.hex())
         first = int(float(answer[1]))
         if answer[0] == 3:
             raise in_progress(job_id, first, now_us)
