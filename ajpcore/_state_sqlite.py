@@ -416,9 +416,19 @@ class WorkerThread:
     """
 
     def __init__(self, name: str) -> None:
+        self._name = name
+        self._begin()
+
+    def _begin(self) -> None:
         self._queue: "queue.SimpleQueue[Optional[Job]]" = queue.SimpleQueue()
-        self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
+        self._thread = threading.Thread(target=self._serve, name=self._name, daemon=True)
         self._thread.start()
+        self._pid = os.getpid()
+
+    def _put(self, job: Job) -> None:
+        if self._pid != os.getpid():  # a forked child has no copy of the thread: it gets one of its own
+            self._begin()
+        self._queue.put(job)
 
     def _serve(self) -> None:
         while True:
@@ -441,14 +451,14 @@ class WorkerThread:
     def submit(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Job:
         """Run ``fn(*args, **kwargs)`` in the thread after every call submitted before it; nobody awaits it."""
         job = Job(fn, args, kwargs, None, None)
-        self._queue.put(job)
+        self._put(job)
         return job
 
     def start(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Job:
         """``submit``, with ``job.future`` an asyncio future of the running loop to await for the outcome."""
         loop = asyncio.get_running_loop()
         job = Job(fn, args, kwargs, loop, loop.create_future())
-        self._queue.put(job)
+        self._put(job)
         return job
 
     async def call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
@@ -458,7 +468,7 @@ class WorkerThread:
 
     def close(self) -> None:
         """Wait for the calls submitted, then stop the thread."""
-        if self._thread.is_alive():
+        if self._pid == os.getpid() and self._thread.is_alive():
             self._queue.put(None)
             if threading.current_thread() is not self._thread:
                 self._thread.join()

@@ -476,6 +476,28 @@ def test_sqlite_guard_opened_before_fork_works_in_the_child(tmp_path):
         guard.admit("k", "job_child", expires_at_us=100 * S, now_us=0, confirmed=True)
 
 
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork (POSIX)")
+def test_async_sqlite_guard_made_before_fork_gets_a_worker_thread_in_the_child(tmp_path):
+    """The child of a fork has no copy of the parent's worker thread: its first call starts one (before,
+    the call waited for a thread that did not exist, for ever)."""
+    guard = ajp.AsyncSQLiteReplayGuard(tmp_path / "forked-async.db")
+    asyncio.run(guard.admit("k", "job_parent", expires_at_us=100 * S, now_us=0, confirmed=True))
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            asyncio.run(asyncio.wait_for(
+                guard.admit("k", "job_child", expires_at_us=100 * S, now_us=0, confirmed=True), timeout=10))
+            code = 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    with pytest.raises(ReplayedMessage):  # the child's admit is in the file
+        asyncio.run(guard.admit("k", "job_child", expires_at_us=100 * S, now_us=0, confirmed=True))
+    guard.close()
+
+
 # -- SQLite: locks, corruption, permissions, schema -----------------------------------------------------
 
 LOCKER = """
