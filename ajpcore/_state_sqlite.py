@@ -41,7 +41,7 @@ try:
 except ImportError:  # pragma: no cover - Windows: SQLite's own locks only
     fcntl = None  # type: ignore[assignment]
 
-from ._state_file import check_filesystem, check_schema, check_state_file
+from ._state_file import check_filesystem, check_opened_file, check_schema, check_state_file
 from .errors import StateUnavailable
 
 __all__ = [
@@ -193,11 +193,18 @@ class SQLiteState:
                 conn.close()
             raise self._unavailable(exc) from None
         if fcntl is not None:
+            name = os.path.realpath(self.path) + "-lock"  # beside the real file, as SQLite's -wal and -shm
             try:
-                self._writer = os.open(self.path + "-lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-            except OSError as exc:
+                self._writer = os.open(name, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+                check_opened_file(self._writer, name, self.path)  # another user's lock file could stall us
+            except (OSError, StateUnavailable) as exc:
                 conn.close()
-                raise StateUnavailable(f"cannot open the writers' lock `{self.path}-lock`: {exc}") from None
+                if self._writer is not None:
+                    os.close(self._writer)
+                    self._writer = None
+                if isinstance(exc, StateUnavailable):
+                    raise
+                raise StateUnavailable(f"cannot open the writers' lock `{name}`: {exc}") from None
         self._conn, self._pid = conn, os.getpid()
         return conn
 

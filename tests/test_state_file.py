@@ -117,6 +117,16 @@ def test_a_wal_file_writable_by_others_is_refused(tmp_path, store):
         store(path)
 
 
+def test_a_writers_lock_file_writable_by_others_is_refused(tmp_path, store):
+    """``<file>-lock`` (the writers' queue): whoever may write it may hold its flock, stalling every writer."""
+    path = _made(tmp_path / "state.db")
+    lock = tmp_path / "state.db-lock"
+    lock.write_bytes(b"")
+    os.chmod(lock, 0o666)
+    with pytest.raises(StateUnavailable, match="state.db-lock` is writable by group or others"):
+        store(path)
+
+
 @needs_root
 def test_a_file_of_another_user_is_refused(tmp_path, store):
     path = _made(tmp_path / "state.db")
@@ -154,7 +164,7 @@ def test_tmp_itself_is_accepted(store):
     try:
         store(path).close()
     finally:
-        for suffix in ("", "-wal", "-shm"):
+        for suffix in ("", "-wal", "-shm", "-lock"):
             if os.path.exists(path + suffix):
                 os.unlink(path + suffix)
 
