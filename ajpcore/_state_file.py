@@ -102,9 +102,11 @@ def _refuse(path: str, why: str) -> StateUnavailable:
     return StateUnavailable(f"the state file `{path}` is refused: {why}")
 
 
-def _check_owned_file(path: str, shown: str, uid: int) -> None:
+def _check_owned_file(path: str, shown: str, uid: int, fd: Optional[int] = None) -> None:
+    """Refuse ``path`` (``fd``: the file already opened by that name) unless it is a regular file of ``uid``
+    that no group or other may write; an absent file passes."""
     try:
-        st = os.stat(path)
+        st = os.stat(path) if fd is None else os.fstat(fd)
     except FileNotFoundError:
         return
     except OSError as exc:
@@ -129,12 +131,18 @@ def _check_directory(directory: str, shown: str, uid: int) -> None:
                              f" (mode {stat.S_IMODE(st.st_mode):04o})")
 
 
+def check_opened_file(fd: int, name: str, path: str) -> None:
+    """``check_state_file``'s test of one file, on the descriptor just opened (no window between check and open)."""
+    if hasattr(os, "geteuid"):
+        _check_owned_file(name, path, os.geteuid(), fd)
+
+
 def check_state_file(path: str) -> None:
     """Refuse (``StateUnavailable``) an existing state file someone other than this process's user could change.
 
     The file must exist (a dangling symlink is refused), be a regular file owned by the
-    effective user and writable by no group or other; so must its ``-wal`` and ``-shm`` when
-    present.  Its directory, before and after symlinks, must be owned by that user or root
+    effective user and writable by no group or other; so must its ``-wal``, ``-shm`` and
+    ``-lock`` (the writers' queue of ``_state_sqlite``) when present.  Its directory, before and after symlinks, must be owned by that user or root
     and be writable by others only with the sticky bit.
     """
     if not hasattr(os, "geteuid"):  # pragma: no cover - Windows: no POSIX owners or modes
@@ -143,7 +151,7 @@ def check_state_file(path: str) -> None:
     real = os.path.realpath(path)
     if not os.path.exists(real):
         raise _refuse(path, f"`{real}` does not exist (a dangling symlink?)")
-    for name in (real, real + "-wal", real + "-shm"):
+    for name in (real, real + "-wal", real + "-shm", real + "-lock"):
         _check_owned_file(name, path, uid)
     for directory in dict.fromkeys((os.path.dirname(os.path.abspath(path)), os.path.dirname(real))):
         _check_directory(directory, path, uid)

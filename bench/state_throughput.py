@@ -32,6 +32,7 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 SECRET = "throughput-secret"
 NOW = "2026-03-05T10:00:01Z"
 SEED = bytes(range(32))
+NOW_US = 1_772_704_801_000_000  # NOW in µs
 
 
 def worker(offers_path: str, backend: str, spec: str, scheme: str, start: int, stop: int, gate: str) -> None:
@@ -55,7 +56,10 @@ def worker(offers_path: str, backend: str, spec: str, scheme: str, start: int, s
         ajp.receive_offer(data, now=NOW, recipient="provenance:domain:receiver.example", replay_guard=guard,
                           require_capabilities=(), **key)  # a bare public key: no declaration to read capabilities from
         accepted += 1
-    print(json.dumps({"accepted": accepted, "done": time.time(), "cpu": time.process_time() - cpu}))
+    cpu = time.process_time() - cpu
+    state = getattr(guard, "_state", None)  # SQLite: how often the writers' lock or the database was taken
+    retries = state.busy_retries if state is not None and hasattr(state, "busy_retries") else 0
+    print(json.dumps({"accepted": accepted, "done": time.time(), "cpu": cpu, "retries": retries}))
 
 
 def make_offers(path: Path, count: int, scheme: str) -> None:
@@ -78,8 +82,8 @@ def make_offers(path: Path, count: int, scheme: str) -> None:
             f.write(ajp.JobOffer.from_dict(body).to_json() + b"\n")
 
 
-def run(offers: Path, count: int, backend: str, spec: str, scheme: str, workers: int) -> "tuple[float, float]":
-    """(accepted offers per second of wall time, worker CPU µs per accepted offer)."""
+def run(offers: Path, count: int, backend: str, spec: str, scheme: str, workers: int) -> "tuple[float, float, float]":
+    """(accepted offers per second of wall time, worker CPU µs per accepted offer, SQLite busy retries per offer)."""
     from state_servers import child_env
 
     gate = Path(tempfile.mkdtemp(prefix="ajpcore-tp-gate-"))
@@ -99,7 +103,83 @@ def run(offers: Path, count: int, backend: str, spec: str, scheme: str, workers:
     accepted = sum(r["accepted"] for r in results)
     assert accepted == share * workers
     cpu_us = sum(r["cpu"] for r in results) / accepted * 1e6
-    return accepted / (max(r["done"] for r in results) - began), cpu_us
+    retries = sum(r.get("retries", 0) for r in results) / accepted
+    return accepted / (max(r["done"] for r in results) - began), cpu_us, retries
+
+
+def redis_costs(url: str, n: int) -> None:
+    """A Redis admit beside a ``PING`` on the same connection: the server's time per call (``INFO
+    commandstats``, µs per ``EVALSHA`` / ``PING``), this process's CPU per call, and the median wall
+    time of one call (a round trip on loopback: noisy on a busy machine, the two others are not)."""
+    import redis
+
+    from ajpcore import ajp
+
+    client = redis.Redis.from_url(url)
+    guard = ajp.RedisReplayGuard(client, prefix=f"cost{uuid.uuid4().hex[:6]}:", max_per_identity=10**8)
+    guard.admit("sha256:cost", "job_warm", expires_at_us=10**18, now_us=0, digest=b"d" * 32, confirmed=True)
+    client.config_resetstat()
+    rows = {}
+    for name, call in (
+        ("PING", client.ping),
+        ("admit", lambda i: guard.admit("sha256:cost", f"job_{i}", expires_at_us=NOW_US + 10**8, now_us=NOW_US,
+                                        digest=b"d" * 32, confirmed=True)),
+        ("replay", lambda i: _replayed(guard, i)),
+    ):
+        walls = []
+        cpu = time.process_time()
+        for i in range(n):
+            began = time.perf_counter()
+            call(i) if name != "PING" else call()
+            walls.append(time.perf_counter() - began)
+        rows[name] = ((time.process_time() - cpu) / n * 1e6, sorted(walls)[n // 2] * 1e6)
+    stats = client.info("commandstats")
+    server = {"PING": stats["cmdstat_ping"]["usec_per_call"], "admit": stats["cmdstat_evalsha"]["usec_per_call"]}
+    server["replay"] = server["admit"]  # one EVALSHA figure for both: commandstats does not split them
+    print(f"{'redis call':10} {'server us':>9} {'client CPU us':>13} {'median wall us':>14} {'wall / PING':>11}")
+    for name, (cpu_us, wall_us) in rows.items():
+        print(f"{name:10} {server[name]:9.2f} {cpu_us:13.1f} {wall_us:14.1f} {wall_us / rows['PING'][1]:11.2f}")
+
+
+def _replayed(guard, i: int) -> None:
+    from ajpcore import ReplayedMessage
+
+    try:
+        guard.admit("sha256:cost", f"job_{i}", expires_at_us=NOW_US + 10**8, now_us=NOW_US, digest=b"d" * 32,
+                    confirmed=True)
+    except ReplayedMessage:
+        pass
+
+
+def sqlite_async_costs(folder: Path, n: int) -> None:
+    """CPU per admit of ``SQLiteReplayGuard`` and of ``AsyncSQLiteReplayGuard`` awaited one at a time (the
+    process's CPU, both threads), and the wall time of each; the async path adds the hop to its worker thread."""
+    import asyncio
+
+    from ajpcore import ajp
+
+    sync = ajp.SQLiteReplayGuard(folder / f"sync-{uuid.uuid4().hex[:6]}.db", max_per_identity=10**8,
+                                 max_entries=10**9)
+    cpu, wall = time.process_time(), time.perf_counter()
+    for i in range(n):
+        sync.admit("sha256:cost", f"job_{i}", expires_at_us=NOW_US + 10**8, now_us=NOW_US, digest=b"d" * 32,
+                   confirmed=True)
+    s_cpu, s_wall = (time.process_time() - cpu) / n * 1e6, (time.perf_counter() - wall) / n * 1e6
+    sync.close()
+    guard = ajp.AsyncSQLiteReplayGuard(folder / f"async-{uuid.uuid4().hex[:6]}.db", max_per_identity=10**8,
+                                       max_entries=10**9)
+
+    async def admits() -> None:
+        for i in range(n):
+            await guard.admit("sha256:cost", f"job_{i}", expires_at_us=NOW_US + 10**8, now_us=NOW_US,
+                              digest=b"d" * 32, confirmed=True)
+
+    cpu, wall = time.process_time(), time.perf_counter()
+    asyncio.run(admits())
+    a_cpu, a_wall = (time.process_time() - cpu) / n * 1e6, (time.perf_counter() - wall) / n * 1e6
+    guard.close()
+    print(f"sqlite admit: sync CPU {s_cpu:.1f} us (wall {s_wall:.1f}), async CPU {a_cpu:.1f} us (wall {a_wall:.1f}),"
+          f" async / sync CPU {a_cpu / s_cpu:.2f}")
 
 
 def main() -> int:
@@ -109,6 +189,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--offers", type=int, default=20_000)
     parser.add_argument("--scheme", choices=["hmac", "ed25519", "both"], default="both")
+    parser.add_argument("--backend", choices=["sqlite", "redis", "both"], default="both")
+    parser.add_argument("--costs", action="store_true",
+                        help="per-call costs instead: a Redis admit beside PING, SQLite async beside sync")
     args = parser.parse_args()
     from state_servers import REDIS_SERVER, redis_server
 
@@ -120,12 +203,17 @@ def main() -> int:
         server = redis_server(work / "redis")
         url = server.__enter__().url
     try:
+        if args.costs:
+            if url is not None:
+                redis_costs(url, args.offers)
+            sqlite_async_costs(work, args.offers)
+            return 0
         print(f"{'backend':8} {'scheme':8} {'1 worker/s':>11} {'2 workers/s':>12} {'ratio':>6}"
-              f" {'CPU us/offer 1w':>16} {'2w':>6}")
+              f" {'CPU us/offer 1w':>16} {'2w':>6} {'busy retries/offer 2w':>22}")
         for scheme in schemes:
             offers = work / f"offers-{scheme}.jsonl"
             make_offers(offers, args.offers, scheme)
-            for backend in ("sqlite", "redis"):
+            for backend in ("sqlite", "redis") if args.backend == "both" else (args.backend,):
                 if backend == "redis" and url is None:
                     print(f"{backend:8} {scheme:8} skipped: no redis-server and no AJPCORE_TEST_REDIS_URL")
                     continue
@@ -134,8 +222,8 @@ def main() -> int:
                     spec = str(work / f"tp-{uuid.uuid4().hex[:6]}.db") if backend == "sqlite" \
                         else f"{url}|tp{uuid.uuid4().hex[:6]}:"
                     rates.append(run(offers, args.offers, backend, spec, scheme, workers))
-                (r1, c1), (r2, c2) = rates
-                print(f"{backend:8} {scheme:8} {r1:11.0f} {r2:12.0f} {r2 / r1:6.2f} {c1:16.1f} {c2:6.1f}")
+                (r1, c1, _), (r2, c2, b2) = rates
+                print(f"{backend:8} {scheme:8} {r1:11.0f} {r2:12.0f} {r2 / r1:6.2f} {c1:16.1f} {c2:6.1f} {b2:22.2f}")
     finally:
         if server is not None:
             server.__exit__(None, None, None)

@@ -22,6 +22,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -263,3 +264,91 @@ def child_env() -> dict:
 
 def run_child(*args: str, timeout: float = 120) -> "subprocess.CompletedProcess[bytes]":
     return subprocess.run([sys.executable, *args], capture_output=True, env=child_env(), timeout=timeout)
+
+
+class SlotMover:
+    """Moves one hash slot of a ``RedisCluster`` from primary to primary, the way ``redis-cli --cluster
+    reshard`` does (``CLUSTER SETSLOT ... IMPORTING``/``MIGRATING``, ``MIGRATE`` of its keys, then ``SETSLOT
+    ... NODE`` on every primary), again and again until ``stop()``.
+
+    ``pause`` (seconds) is spent between the steps, so a race running meanwhile crosses every state of a
+    migration: the slot migrating with its keys still on the source (served there), its keys moved but the
+    slot not yet handed over (``ASK`` to the target), handed over (``MOVED`` for a client with the old map).  ``moves`` records (start, end) of each
+    completed move (``time.time()``)."""
+
+    def __init__(self, cluster: "RedisCluster", slot: int, pause: float = 0.01) -> None:
+        self.cluster, self.slot, self.pause = cluster, slot, pause
+        self.moves: "list[tuple[float, float]]" = []
+        self.failed: "list[str]" = []  # moves a node refused half-way (then settled), at most a few
+        self.error: "BaseException | None" = None
+        self._stop = False
+        self._thread: "threading.Thread | None" = None
+
+    def _clients(self) -> list:
+        return [node.client(decode_responses=True) for node in self.cluster.nodes]
+
+    def owner(self, clients: list) -> int:
+        """The index of the primary serving the slot, as the first node sees it."""
+        ports = [node.port for node in self.cluster.nodes]
+        for start, end, primary, *_ in clients[0].execute_command("CLUSTER SLOTS"):
+            if int(start) <= self.slot <= int(end):
+                return ports.index(int(primary[1]))
+        raise AssertionError(f"slot {self.slot} has no owner")
+
+    def move(self, clients: list, src: int, dst: int) -> None:
+        """One move of the slot from node ``src`` to node ``dst`` (indexes into ``cluster.nodes``)."""
+        ids = [client.execute_command("CLUSTER MYID") for client in clients]
+        began = time.time()
+        clients[dst].execute_command("CLUSTER SETSLOT", self.slot, "IMPORTING", ids[src])
+        clients[src].execute_command("CLUSTER SETSLOT", self.slot, "MIGRATING", ids[dst])
+        time.sleep(self.pause)  # migrating, no key moved yet: the source still serves the slot's keys
+        while True:
+            keys = clients[src].execute_command("CLUSTER GETKEYSINSLOT", self.slot, 10)
+            if not keys:  # ten keys per MIGRATE, as redis-cli --cluster reshard's default --cluster-pipeline
+                break
+            clients[src].execute_command("MIGRATE", "127.0.0.1", self.cluster.nodes[dst].port, "", 0, 5000,
+                                         "KEYS", *keys)
+        time.sleep(self.pause)  # every key moved, the slot not handed over yet: ASK
+        for client in (clients[dst], clients[src], *(c for i, c in enumerate(clients) if i not in (src, dst))):
+            client.execute_command("CLUSTER SETSLOT", self.slot, "NODE", ids[dst])
+        self.moves.append((began, time.time()))
+
+    def settle(self, clients: list) -> None:
+        """After a move that failed half-way: give the slot to the node holding its keys (the owner if none)."""
+        counts = [int(client.execute_command("CLUSTER COUNTKEYSINSLOT", self.slot)) for client in clients]
+        holder = counts.index(max(counts)) if max(counts) else self.owner(clients)
+        holder_id = clients[holder].execute_command("CLUSTER MYID")
+        for client in clients:
+            client.execute_command("CLUSTER SETSLOT", self.slot, "NODE", holder_id)
+
+    def _loop(self) -> None:
+        import redis
+
+        clients = self._clients()
+        try:
+            while not self._stop:
+                src = self.owner(clients)
+                try:
+                    self.move(clients, src, (src + 1) % len(clients))
+                except redis.ResponseError as exc:  # a node's view lagging behind (gossip): settle, go on
+                    self.failed.append(str(exc))
+                    self.settle(clients)
+                time.sleep(self.pause)
+        except BaseException as exc:  # noqa: BLE001 - reported by stop()
+            self.error = exc
+        finally:
+            for client in clients:
+                client.close()
+
+    def start(self) -> "SlotMover":
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> "list[tuple[float, float]]":
+        self._stop = True
+        assert self._thread is not None
+        self._thread.join(timeout=60)
+        if self.error is not None:
+            raise self.error
+        return self.moves

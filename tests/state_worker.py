@@ -140,6 +140,7 @@ def race(offers: list, guard, backend: str, threads: int, go: str) -> dict:
             if backend == "async-redis":
                 await guard.client.aclose()
 
+    wait_for_go()
     began = time.time()
     if backend.startswith("async-"):
         asyncio.run(async_main())
@@ -154,7 +155,8 @@ def race(offers: list, guard, backend: str, threads: int, go: str) -> dict:
             w.join()
     if hasattr(guard, "close"):
         guard.close()
-    return {"accepted": accepted, "replayed": replayed[0], "errors": errors[:20], "seconds": time.time() - began}
+    return {"accepted": accepted, "replayed": replayed[0], "errors": errors[:20], "began": began,
+            "seconds": time.time() - began}
 
 
 def serve(offers_path: str, gate: str) -> None:

@@ -108,12 +108,14 @@ def test_a_file_writable_by_group_or_others_is_refused(tmp_path, store, mode):
         store(path)
 
 
-def test_a_wal_file_writable_by_others_is_refused(tmp_path, store):
+@pytest.mark.parametrize("suffix", ["-wal", "-lock"])
+def test_a_wal_or_lock_file_writable_by_others_is_refused(tmp_path, store, suffix):
+    """``-lock`` is the writers' queue (a ``flock``): whoever may write it may hold it, stalling every writer."""
     path = _made(tmp_path / "state.db")
-    wal = tmp_path / "state.db-wal"
-    wal.write_bytes(b"")
-    os.chmod(wal, 0o666)
-    with pytest.raises(StateUnavailable, match="state.db-wal` is writable by group or others"):
+    beside = tmp_path / f"state.db{suffix}"
+    beside.write_bytes(b"")
+    os.chmod(beside, 0o666)
+    with pytest.raises(StateUnavailable, match=f"state.db{suffix}` is writable by group or others"):
         store(path)
 
 
@@ -154,7 +156,7 @@ def test_tmp_itself_is_accepted(store):
     try:
         store(path).close()
     finally:
-        for suffix in ("", "-wal", "-shm"):
+        for suffix in ("", "-wal", "-shm", "-lock"):
             if os.path.exists(path + suffix):
                 os.unlink(path + suffix)
 

@@ -476,6 +476,28 @@ def test_sqlite_guard_opened_before_fork_works_in_the_child(tmp_path):
         guard.admit("k", "job_child", expires_at_us=100 * S, now_us=0, confirmed=True)
 
 
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork (POSIX)")
+def test_async_sqlite_guard_made_before_fork_gets_a_worker_thread_in_the_child(tmp_path):
+    """The child of a fork has no copy of the parent's worker thread: its first call starts one (before,
+    the call waited for a thread that did not exist, for ever)."""
+    guard = ajp.AsyncSQLiteReplayGuard(tmp_path / "forked-async.db")
+    asyncio.run(guard.admit("k", "job_parent", expires_at_us=100 * S, now_us=0, confirmed=True))
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            asyncio.run(asyncio.wait_for(
+                guard.admit("k", "job_child", expires_at_us=100 * S, now_us=0, confirmed=True), timeout=10))
+            code = 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    with pytest.raises(ReplayedMessage):  # the child's admit is in the file
+        asyncio.run(guard.admit("k", "job_child", expires_at_us=100 * S, now_us=0, confirmed=True))
+    guard.close()
+
+
 # -- SQLite: locks, corruption, permissions, schema -----------------------------------------------------
 
 LOCKER = """
@@ -848,6 +870,49 @@ def test_cluster_four_processes_of_four_threads_accept_each_offer_exactly_once(c
     assert [r["errors"] for r in results] == [[], [], [], []]
     assert len(accepted) == OFFERS and len(set(accepted)) == OFFERS
     assert sum(r["replayed"] for r in results) == 15 * OFFERS
+
+
+def test_cluster_slot_moved_during_the_race_still_accepts_each_offer_exactly_once(cluster, race_pool):
+    """The race's one slot (every offer comes from one sender: one quota group, one hash tag) is moved
+    from primary to primary while 4 processes x 4 threads race (``SlotMover``: the steps of ``redis-cli
+    --cluster reshard`` for that slot): each admit meets a stable slot, a migrating one whose keys are
+    still on the source, a moved one not handed over (``ASK``) or a stale slot map (``MOVED``), and
+    redis-py follows them; every offer is still accepted exactly once, and no error escapes."""
+    from state_servers import SlotMover
+
+    prefix = f"moved{uuid.uuid4().hex[:8]}:"
+    probe = ajp.RedisReplayGuard(cluster.nodes[0].client(), prefix=prefix)
+    keys = probe.keys(ajp.replay_identity(secret=SECRET))
+    slot = cluster.nodes[0].client().execute_command("CLUSTER KEYSLOT", keys[0])
+    redirects_before = _redirects(cluster)
+    mover = SlotMover(cluster, slot).start()
+    results = race_pool.race("redis-cluster", cluster.url + "|" + prefix)
+    moves = mover.stop()
+    redirects = {k: v - redirects_before.get(k, 0) for k, v in _redirects(cluster).items()}
+    began = min(r["began"] for r in results)
+    ended = max(r["began"] + r["seconds"] for r in results)
+    during = [m for m in moves if m[0] < ended and m[1] > began]
+    print(f"\nslot {slot} moved {len(moves)} times, {len(during)} during the race "
+          f"({ended - began:.2f} s); redirections answered: {redirects}; moves refused half-way: {mover.failed}")
+    accepted = [job for r in results for job in r["accepted"]]
+    assert [r["errors"] for r in results] == [[], [], [], []]
+    assert len(accepted) == OFFERS and len(set(accepted)) == OFFERS
+    assert sum(r["replayed"] for r in results) == 15 * OFFERS
+    assert len(during) >= 3  # the slot changed hands while the race ran, more than once
+    assert redirects.get("ASK", 0) and redirects.get("MOVED", 0)  # the clients were redirected and followed
+
+
+def _redirects(cluster) -> dict:
+    """The redirections (``MOVED``, ``ASK``, ``TRYAGAIN``) every primary has answered so far (``INFO errorstats``)."""
+    counts: dict = {}
+    for node in cluster.nodes:
+        client = node.client()
+        for name, value in client.info("errorstats").items():
+            kind = name.replace("errorstat_", "")
+            if kind in ("MOVED", "ASK", "TRYAGAIN"):
+                counts[kind] = counts.get(kind, 0) + int(value["count"])
+        client.close()
+    return counts
 
 
 def test_cluster_guard_and_pins_spread_over_the_three_primaries(cluster):

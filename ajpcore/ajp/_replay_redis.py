@@ -8,16 +8,24 @@ expired pairs when it is reached) and records the pair, pending or accepted.
 A quota group's keys share one hash tag (``{group}``), so each call touches
 one slot and runs on Redis Cluster.
 
-Keys (``P`` the prefix, ``G`` the group's hash tag): ``P replay: G :pairs``, a
+Keys (``P`` the prefix, ``G`` the group's hash tag): ``P replay: G :live``, a
 sorted set of pairs scored by held-until (µs on the receiver's clock, which
-``now_us`` also is: the lease end of a pending pair), ``P replay: G
-:digests``, a hash pair -> digest, and ``P replay: G :pending``, a hash pending
-pair -> the held-until its confirm gives.  A pair is the member
-``<len(identity)>:<identity><job_id>``.  The keys expire (relative
-``PEXPIRE``, so clock offsets between hosts and server do not matter) once
-the group's last pair has, so an idle group leaves nothing.  (Before 0.6 the
-keys were ``:held`` and ``:digest`` per identity, with no pending state: the
-new names never read the old ones.)
+``now_us`` also is: the lease end of a pending pair), and ``P replay: G
+:info``, a hash pair -> the digest in hex (``""`` without one), or
+``p<hold>|<digest>`` for a pending pair (``hold``: the held-until its confirm
+gives).  A pair is the member ``<len(identity)>:<identity><job_id>``.  Both
+keys are made together, each with a sentinel (the member ``""`` scored
+``+inf``, the field ``""``), and expire together (one relative ``PEXPIRE``
+each, so clock offsets between hosts and server do not matter) once the
+group's last pair has, so an idle group leaves nothing.  Because the two keys
+always exist together and no script empties one, a script meeting a slot
+being migrated (``redis-cli --cluster reshard``) runs where both keys are, or
+is redirected (``ASK``) where both went; ``TRYAGAIN`` comes only for a group
+whose keys are split between two ``MIGRATE`` calls or made during the move,
+and redis-py retries it.  (Earlier layouts, never read by this one: ``:held``
+and ``:digest`` per identity; ``:pairs``, ``:digests`` and ``:pending`` per
+group, which could leave ``:pending`` missing and answer ``TRYAGAIN`` for the
+whole of a slot's migration.)
 """
 
 from __future__ import annotations
@@ -44,64 +52,67 @@ DEFAULT_REDIS_QUOTA = 25_000
 """Live pairs one quota group may hold without ``max_per_identity`` (the memory guard's default for 100,000 entries)."""
 
 STATE_SCRIPT = """
--- times travel as decimal strings (ARGV): Lua would print a number of 16 digits as 1.759e+15
-local pairs, digests, pending = KEYS[1], KEYS[2], KEYS[3]
-local op, member, now = ARGV[1], ARGV[2], tonumber(ARGV[3])
-if op == 'c' then  -- confirm: a pending pair is accepted until its hold
-  local hold = redis.call('HGET', pending, member)
-  if hold then
-    redis.call('ZADD', pairs, hold, member)
-    redis.call('HDEL', pending, member)
-    return 1
+local live, info = KEYS[1], KEYS[2]
+local op, member = ARGV[1], ARGV[2]
+local stored = redis.call('HGET', info, member)
+if op == 'c' then  -- confirm: a pending pair ('p<hold>|<digest>') is accepted until its hold
+  if not stored then return 0 end
+  if string.byte(stored, 1) == 112 then
+    local bar = string.find(stored, '|', 2, true)
+    redis.call('ZADD', live, string.sub(stored, 2, bar - 1), member)
+    redis.call('HSET', info, member, string.sub(stored, bar + 1))
   end
-  if redis.call('ZSCORE', pairs, member) then return 1 end
-  return 0
+  return 1
 end
 if op == 'r' then  -- release: a pending pair only
-  if redis.call('HDEL', pending, member) == 1 then
-    redis.call('ZREM', pairs, member)
-    redis.call('HDEL', digests, member)
+  if stored and string.byte(stored, 1) == 112 then
+    redis.call('ZREM', live, member)
+    redis.call('HDEL', info, member)
     return 1
   end
   return 0
 end
--- admit: ARGV[4] held-until, ARGV[5] the group's limit, ARGV[6] digest (hex or ''), ARGV[7] hold ('' = accepted)
-local limit, hold = tonumber(ARGV[5]), ARGV[7]
-local score = redis.call('ZSCORE', pairs, member)
-if score and tonumber(score) > now then
-  if redis.call('HEXISTS', pending, member) == 1 then return {3, score} end
-  return {1, redis.call('HGET', digests, member)}
+-- admit: ARGV[3] now, ARGV[4] held-until, ARGV[5] the group's limit, ARGV[6] what info holds, ARGV[7] the keys' TTL
+local now = tonumber(ARGV[3])
+if stored then
+  local score = redis.call('ZSCORE', live, member)
+  if score and tonumber(score) > now then
+    if string.byte(stored, 1) == 112 then return {3, score} end
+    return {1, stored}
+  end
 end
-if redis.call('ZCARD', pairs) >= limit then
+local n = redis.call('ZCARD', live)  -- the live pairs and the sentinel
+if n > tonumber(ARGV[5]) then
   -- expired pairs are dropped only here: the set never holds more than the quota, and each
   -- expired pair is read once, so a group flooding past its quota costs O(log n) per refusal
-  local old = redis.call('ZRANGEBYSCORE', pairs, '-inf', ARGV[3])
+  local old = redis.call('ZRANGEBYSCORE', live, '-inf', ARGV[3])
   for i = 1, #old, 1000 do
     local chunk = {unpack(old, i, math.min(i + 999, #old))}
-    redis.call('ZREM', pairs, unpack(chunk))
-    redis.call('HDEL', digests, unpack(chunk))
-    redis.call('HDEL', pending, unpack(chunk))
+    redis.call('ZREM', live, unpack(chunk))
+    redis.call('HDEL', info, unpack(chunk))
   end
-  if redis.call('ZCARD', pairs) >= limit then
-    return {2, redis.call('ZRANGE', pairs, 0, 0, 'WITHSCORES')[2]}
+  if n - #old > tonumber(ARGV[5]) then
+    return {2, redis.call('ZRANGE', live, 0, 0, 'WITHSCORES')[2]}
   end
 end
-redis.call('ZADD', pairs, ARGV[4], member)
-if ARGV[6] ~= '' then redis.call('HSET', digests, member, ARGV[6]) elseif score then redis.call('HDEL', digests, member) end
-if hold ~= '' then redis.call('HSET', pending, member, hold) elseif score then redis.call('HDEL', pending, member) end
--- the keys outlive the group's last pair (a relative expiry: host and server clocks may differ);
+if n == 0 then  -- a new group: both keys get their sentinel (live's '' scored +inf, info's '')
+  redis.call('ZADD', live, ARGV[4], member, '+inf', '')
+  redis.call('HSET', info, member, ARGV[6], '', '')
+else
+  redis.call('ZADD', live, ARGV[4], member)
+  redis.call('HSET', info, member, ARGV[6])
+end
+-- both keys outlive the group's last pair (a relative expiry: host and server clocks may differ),
 -- extended with a minute to spare, so most admits find the expiry already long enough
-local ttl = math.ceil((tonumber(hold ~= '' and hold or ARGV[4]) - now) / 1000) + 1000
-local function outlive(key)
-  if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, ttl + 60000) end
+local ttl = tonumber(ARGV[7])
+if redis.call('PTTL', live) < ttl then
+  redis.call('PEXPIRE', live, ttl + 60000)
+  redis.call('PEXPIRE', info, ttl + 60000)
 end
-outlive(pairs)
-if ARGV[6] ~= '' then outlive(digests) end
-if hold ~= '' then outlive(pending) end
 return 0
 """
 """Admit, confirm and release, run atomically by the server. The admit answers 0 admitted,
-{1, digest|nil} accepted already, {2, first expiry} busy, {3, lease end} pending."""
+{1, digest hex or ''} accepted already, {2, first expiry} busy, {3, lease end} pending."""
 
 _SCRIPT = Script(STATE_SCRIPT)
 
@@ -138,9 +149,9 @@ class _RedisGuardBase(RedisStore, SharedGuardSettings):
         SharedGuardSettings.__init__(self, Quotas(max_per_identity, None, default=DEFAULT_REDIS_QUOTA), skew, lease)
 
     def keys(self, group: str) -> List[str]:
-        """The three keys holding a quota group's pairs (one hash slot); ``group`` as ``quota_group`` names it."""
+        """The two keys holding a quota group's pairs (one hash slot); ``group`` as ``quota_group`` names it."""
         base = f"{self.prefix}replay:{hash_tag(group)}"
-        return [base + ":pairs", base + ":digests", base + ":pending"]
+        return [base + ":live", base + ":info"]
 
     @staticmethod
     def member(identity: str, job_id: str) -> str:
@@ -153,14 +164,18 @@ class _RedisGuardBase(RedisStore, SharedGuardSettings):
     ) -> List[Any]:
         plan = self.plan(identity, job_id, digest, expires_at_us, now_us, host, first_use, confirmed)
         # the digest travels as hex, so a client with decode_responses=True reads it back intact
+        stored = digest.hex() if digest else ""
+        if not confirmed:
+            stored = f"p{plan.hold}|{stored}"
+        ttl_ms = -(-(plan.hold - now_us) // 1000) + 1000  # the keys outlive the pair's hold by a second
         return [
             *self.keys(plan.group), "a", self.member(identity, job_id), str(now_us), str(plan.until), plan.limit,
-            digest.hex() if digest else "", "" if confirmed else str(plan.hold),
+            stored, ttl_ms,
         ]
 
     def _pair_args(self, op: str, identity: str, job_id: str, now_us: Any, host: Optional[str]) -> List[Any]:
         check_admit(identity, job_id, None, 0, now_us)
-        return [*self.keys(quota_group(identity, host)), op, self.member(identity, job_id), str(now_us)]
+        return [*self.keys(quota_group(identity, host)), op, self.member(identity, job_id)]
 
     def _answer(self, answer: Any, args: List[Any], job_id: str, now_us: int, digest: Optional[bytes]) -> None:
         if answer == 0:
@@ -168,14 +183,14 @@ class _RedisGuardBase(RedisStore, SharedGuardSettings):
         if not isinstance(answer, list) or not answer or answer[0] not in (1, 2, 3):
             raise unavailable(ValueError(f"unexpected script answer {answer!r}"), self.what)
         if answer[0] == 1:
-            stored = answer[1] if len(answer) > 1 else None
+            stored = answer[1]
             if isinstance(stored, bytes):
                 stored = stored.decode("ascii", "replace")
-            raise replayed(job_id, digest is not None and isinstance(stored, str) and stored == digest.hex())
+            raise replayed(job_id, digest is not None and digest != b"" and stored == digest.hex())
         first = int(float(answer[1]))
         if answer[0] == 3:
             raise in_progress(job_id, first, now_us)
-        raise group_busy(args[7], first, now_us)
+        raise group_busy(args[6], first, now_us)
 
 
 class RedisReplayGuard(_RedisGuardBase):
@@ -223,7 +238,7 @@ class RedisReplayGuard(_RedisGuardBase):
     ) -> None:
         """Record ``(identity, job_id)`` as pending (accepted when ``confirmed``): one round trip; see ``ReplayGuard``."""
         args = self._admit_args(identity, job_id, expires_at_us, now_us, digest, host, first_use, confirmed)
-        self._answer(self.run_script(_SCRIPT, args[:3], args[3:], _admitted), args, job_id, now_us, digest)
+        self._answer(self.run_script(_SCRIPT, args[:2], args[2:], _admitted), args, job_id, now_us, digest)
 
     def confirm(self, identity: str, job_id: str, *, now_us: int, host: Optional[str] = None) -> bool:
         """Make the pair accepted until ``expires_at + skew``; True when it is accepted now (see ``ReplayGuard``).
@@ -231,12 +246,12 @@ class RedisReplayGuard(_RedisGuardBase):
         ``host``: the one given to ``admit`` (the pair lives in its group's keys).
         """
         args = self._pair_args("c", identity, job_id, now_us, host)
-        return bool(self.run_script(_SCRIPT, args[:3], args[3:], _settled) == 1)
+        return bool(self.run_script(_SCRIPT, args[:2], args[2:], _settled) == 1)
 
     def release(self, identity: str, job_id: str, *, now_us: int, host: Optional[str] = None) -> bool:
         """Drop the pair if it is pending; True when one was dropped (see ``ReplayGuard``)."""
         args = self._pair_args("r", identity, job_id, now_us, host)
-        return bool(self.run_script(_SCRIPT, args[:3], args[3:], _settled) == 1)
+        return bool(self.run_script(_SCRIPT, args[:2], args[2:], _settled) == 1)
 
 
 class AsyncRedisReplayGuard(_RedisGuardBase):
@@ -256,14 +271,14 @@ class AsyncRedisReplayGuard(_RedisGuardBase):
     ) -> None:
         """Record ``(identity, job_id)``; see ``RedisReplayGuard.admit``."""
         args = self._admit_args(identity, job_id, expires_at_us, now_us, digest, host, first_use, confirmed)
-        self._answer(await self.run_script_async(_SCRIPT, args[:3], args[3:], _admitted), args, job_id, now_us, digest)
+        self._answer(await self.run_script_async(_SCRIPT, args[:2], args[2:], _admitted), args, job_id, now_us, digest)
 
     async def confirm(self, identity: str, job_id: str, *, now_us: int, host: Optional[str] = None) -> bool:
         """``RedisReplayGuard.confirm``, awaited."""
         args = self._pair_args("c", identity, job_id, now_us, host)
-        return bool(await self.run_script_async(_SCRIPT, args[:3], args[3:], _settled) == 1)
+        return bool(await self.run_script_async(_SCRIPT, args[:2], args[2:], _settled) == 1)
 
     async def release(self, identity: str, job_id: str, *, now_us: int, host: Optional[str] = None) -> bool:
         """``RedisReplayGuard.release``, awaited."""
         args = self._pair_args("r", identity, job_id, now_us, host)
-        return bool(await self.run_script_async(_SCRIPT, args[:3], args[3:], _settled) == 1)
+        return bool(await self.run_script_async(_SCRIPT, args[:2], args[2:], _settled) == 1)

@@ -17,10 +17,9 @@ import asyncio
 import functools
 import os
 import sqlite3
-from concurrent.futures import Future
 from typing import Any, Optional, Tuple
 
-from .._state_sqlite import Commit, Rollback, SQLiteState, WorkerThread
+from .._state_sqlite import Commit, Job, Rollback, SQLiteState, WorkerThread
 from ..errors import StateUnavailable
 from ._replay import (
     DEFAULT_LEASE_SECONDS,
@@ -48,6 +47,13 @@ _LOOKUP = (
     " (SELECT digest FROM replay WHERE identity = ?1 AND job_id = ?2),"
     " (SELECT hold FROM replay WHERE identity = ?1 AND job_id = ?2),"
     " (SELECT live FROM replay_groups WHERE grp = ?3), (SELECT live FROM replay_total)"
+)
+# The common admit in one statement: a new pair, its group under the quota and the table under its bound;
+# inserts nothing otherwise (the pair held, expired, or a limit reached), and the full admit runs.
+_INSERT_NEW = (
+    "INSERT INTO replay SELECT ?1, ?2, ?3, ?4, ?5, ?6"
+    " WHERE coalesce((SELECT live FROM replay_groups WHERE grp = ?5), 0) < ?7 AND (SELECT live FROM replay_total) < ?8"
+    " ON CONFLICT DO NOTHING"
 )
 _PURGE = (
     "DELETE FROM replay WHERE (identity, job_id) IN"
@@ -142,6 +148,13 @@ class SQLiteReplayGuard(SharedGuardSettings):
         self._state.transaction(functools.partial(self._admit, row, now_us, plan.limit, purge))
 
     def _admit(self, row: Tuple[Any, ...], now_us: int, limit: int, purge: bool, conn: sqlite3.Connection) -> None:
+        if not purge:
+            try:
+                if conn.execute(_INSERT_NEW, (*row, limit, self.max_entries)).rowcount:
+                    return
+            except sqlite3.OperationalError as exc:  # a read-only or full store still answers a replay below
+                if SQLiteState.is_busy(exc):
+                    raise
         identity, job_id, _, digest, group, _ = row
         held, stored, pending, live, total = conn.execute(_LOOKUP, (identity, job_id, group)).fetchone()
         if held is not None:
@@ -226,21 +239,21 @@ class AsyncSQLiteReplayGuard:
         host: Optional[str] = None, first_use: bool = False, confirmed: bool = False,
     ) -> None:
         """``SQLiteReplayGuard.admit`` in the guard's worker thread; same arguments, same errors."""
-        admitted = self._thread.submit(
+        admitted = self._thread.start(
             self.sync.admit, identity, job_id, expires_at_us=expires_at_us, now_us=now_us, digest=digest, host=host,
             first_use=first_use, confirmed=confirmed,
         )
         try:
-            await asyncio.wrap_future(admitted)
+            await admitted.future
         except asyncio.CancelledError:
             if not confirmed:
                 self._thread.submit(self._release_if_admitted, admitted, identity, job_id, now_us)
             raise
 
-    def _release_if_admitted(self, admitted: "Future[None]", identity: str, job_id: str, now_us: int) -> None:
+    def _release_if_admitted(self, admitted: Job, identity: str, job_id: str, now_us: int) -> None:
         # Runs after the admit in the one worker thread: its outcome is known. A failed release leaves
         # the pair pending, which its lease ends.
-        if not admitted.cancelled() and admitted.exception() is None:
+        if admitted.ran and admitted.error is None:
             try:
                 self.sync.release(identity, job_id, now_us=now_us)
             except StateUnavailable:
