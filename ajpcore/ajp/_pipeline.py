@@ -186,6 +186,9 @@ def shape(
     """The shape step: schema, strict rules (at ``now_us``), recipient of what ``read`` gave:
     ``(offer, expires_us)``.
 
+    First ``offer_accepted_expiry`` (the native core's one pass over what the specification fixes:
+    member types, lengths, enums, patterns, URIs of the plain form, both timestamps, the rules, the
+    recipient), which only proves: an offer it does not prove takes the full path.  That path is
     ``JobOffer.from_dict`` and ``validate_offer(strict=True)`` in one pass: the schema engine without
     format callbacks, then each timestamp parsed once, for the format check and the rules at once.
     Anything the engine does not accept outright, or a timestamp that does not parse, goes to
@@ -194,6 +197,14 @@ def shape(
     offer for someone else is ``RecipientMismatch`` (403).
     """
     impl = _core.impl
+    # The usual offer, proven in one native pass (``offer_shape``: what the specification fixes, the
+    # schema's verdict included); anything it does not prove takes the path below, which decides.
+    expires_us = impl.offer_accepted_expiry(value, now_us, skew, max_lifetime, recipients)
+    if expires_us is not None:
+        offer = _new_envelope(JobOffer)  # = JobOffer._wrap(value)
+        _set_raw(offer, value)
+        _set_cache(offer, None)
+        return offer, expires_us
     parse = impl.rfc3339_micros
     if type(value) is JobOffer:
         offer = value
