@@ -104,23 +104,69 @@ cdef extern from *:
 cdef object _ZERO = 0
 cdef object _ONE = 1
 
-
 cdef extern from *:
     """
-    /* d[name] borrowed, or NULL when absent (an error of a key's own comparison: not proven either). */
-    static PyObject *ajp_offer_get(PyObject *d, PyObject *name) {
-        PyObject *found = PyDict_GetItemWithError(d, name);
-        if (found == NULL && PyErr_Occurred()) PyErr_Clear();
-        return found;
+    /* The members each object of the offer has names for (the slots ajp_offer_members fills, in this order). */
+    typedef struct { Py_ssize_t length; const char *text; } ajp_offer_name;
+    #define AJP_NAME(s) {sizeof(s) - 1, s}
+    static const ajp_offer_name ajp_offer_names[] = {
+        AJP_NAME("ajp"), AJP_NAME("job_id"), AJP_NAME("parent_job_id"), AJP_NAME("from"), AJP_NAME("to"),
+        AJP_NAME("task"), AJP_NAME("context"), AJP_NAME("budget"), AJP_NAME("callback"), AJP_NAME("issued_at"),
+        AJP_NAME("expires_at"), AJP_NAME("signature"),                                      /* the offer: 0-11 */
+        AJP_NAME("type"), AJP_NAME("id"), AJP_NAME("provenance_id"), AJP_NAME("declaration_url"),  /* from: 12-15 */
+        AJP_NAME("provenance_id"),                                                          /* to: 16 */
+        AJP_NAME("type"), AJP_NAME("instruction"), AJP_NAME("input"), AJP_NAME("output_format"),  /* task: 17-20 */
+        AJP_NAME("credentials"), AJP_NAME("memory"), AJP_NAME("constraints"),              /* context: 21-23 */
+        AJP_NAME("max_usd"), AJP_NAME("max_seconds"), AJP_NAME("max_llm_tokens"),           /* budget: 24-26 */
+        AJP_NAME("url"), AJP_NAME("headers"),                                               /* callback: 27-28 */
+    };
+    enum { AJP_OFFER = 0, AJP_SENDER = 12, AJP_RECIPIENT = 16, AJP_TASK = 17, AJP_CONTEXT = 21, AJP_BUDGET = 24,
+           AJP_CALLBACK = 27, AJP_NAMES_END = 29 };
+
+    /* One pass over the object `d` (PyDict_Next): slots[i] = the value of the member named
+       ajp_offer_names[first + i] (i < count), borrowed, or NULL when absent.  A walk of the members costs
+       less than a lookup by name each (a name the decoder made is never the very object of the name
+       asked for, so every lookup also compares the texts).  0 for a member name that is not an exact
+       str (the schema engine cannot read it: not proven); -1 with an exception. */
+    static int ajp_offer_members(PyObject *d, int first, int count, PyObject **slots) {
+        Py_ssize_t pos = 0, length;
+        PyObject *key, *value;
+        const char *text;
+        int i;
+        for (i = 0; i < count; i++) slots[i] = NULL;
+        while (PyDict_Next(d, &pos, &key, &value)) {
+            if (!PyUnicode_CheckExact(key)) return 0;
+    #if PY_VERSION_HEX < 0x030C0000
+            if (PyUnicode_READY(key) < 0) return -1;
+    #endif
+            if (!PyUnicode_IS_ASCII(key)) continue;  /* no name asked for is one */
+            length = PyUnicode_GET_LENGTH(key);
+            text = (const char *)PyUnicode_DATA(key);
+            for (i = 0; i < count; i++) {
+                const ajp_offer_name *name = &ajp_offer_names[first + i];
+                if (name->length == length && name->text[0] == text[0] && memcmp(name->text, text, (size_t)length) == 0) {
+                    slots[i] = value;
+                    break;
+                }
+            }
+        }
+        return 1;
     }
     """
-    PyObject* _get "ajp_offer_get" (object d, object name)
+    int _members "ajp_offer_members" (object d, int first, int count, PyObject** slots) except -1
+    enum:
+        AJP_OFFER
+        AJP_SENDER
+        AJP_RECIPIENT
+        AJP_TASK
+        AJP_CONTEXT
+        AJP_BUDGET
+        AJP_CALLBACK
 
 
-cdef inline object _member(dict d, str name):
-    """``d.get(name)`` (None when absent), one lookup."""
-    cdef PyObject* found = _get(d, name)
-    return None if found is NULL else <object>found
+cdef inline object _value(PyObject* slot):
+    """A slot's member, None when absent (where absent and null are alike to the schema)."""
+    return None if slot is NULL else <object>slot
 
 
 cdef inline bint _ascii_str(object v) except -1:
@@ -161,43 +207,36 @@ cdef inline bint _nonempty_str(object v) noexcept:
 
 
 cdef bint _offer_sender(object sender) except -1:
-    cdef dict d
+    cdef PyObject* slots[4]  # type, id, provenance_id, declaration_url
     cdef object kind, url
-    cdef PyObject* provenance_id
     cdef bint human
-    if not PyDict_CheckExact(sender):
+    if not PyDict_CheckExact(sender) or not _members(sender, AJP_SENDER, 4, slots):
         return False
-    d = <dict>sender
-    kind = _member(d, "type")
+    kind = _value(slots[0])
     human = _ascii_is(kind, "human", 5)
     if not human and not _ascii_is(kind, "agent", 5) and not _ascii_is(kind, "orchestrator", 12):
         return False
-    if not _string_or_null(_member(d, "id"), -1):
+    if not _string_or_null(_value(slots[1]), -1):
         return False
-    url = _member(d, "declaration_url")
+    url = _value(slots[3])
     if url is not None and not _uri(url):
         return False
-    provenance_id = _get(d, "provenance_id")
     if human:
-        return provenance_id is NULL or _string_or_null(<object>provenance_id, -1)
-    return provenance_id is not NULL and _nonempty_str(<object>provenance_id)
+        return _string_or_null(_value(slots[2]), -1)
+    return slots[2] is not NULL and _nonempty_str(<object>slots[2])
 
 
 cdef bint _offer_task(object task) except -1:
-    cdef dict d
-    cdef PyObject* found
+    cdef PyObject* slots[4]  # type, instruction, input, output_format
     cdef object v
-    if not PyDict_CheckExact(task):
+    if not PyDict_CheckExact(task) or not _members(task, AJP_TASK, 4, slots):
         return False
-    d = <dict>task
-    if not _nonempty_str(_member(d, "type")) or not _nonempty_str(_member(d, "instruction")):
+    if not _nonempty_str(_value(slots[0])) or not _nonempty_str(_value(slots[1])):
         return False
-    found = _get(d, "input")
-    if found is not NULL and not PyDict_CheckExact(<object>found):
+    if slots[2] is not NULL and not PyDict_CheckExact(<object>slots[2]):
         return False
-    found = _get(d, "output_format")
-    if found is not NULL:
-        v = <object>found
+    if slots[3] is not NULL:
+        v = <object>slots[3]
         if not (_ascii_is(v, "json", 4) or _ascii_is(v, "text", 4) or _ascii_is(v, "markdown", 8)
                 or _ascii_is(v, "html", 4) or _ascii_is(v, "any", 3)):
             return False
@@ -205,22 +244,17 @@ cdef bint _offer_task(object task) except -1:
 
 
 cdef bint _offer_context(object context) except -1:
-    cdef dict d
-    cdef PyObject* found
+    cdef PyObject* slots[3]  # credentials, memory, constraints
     cdef object constraints
     cdef Py_ssize_t i
-    if not PyDict_CheckExact(context):
+    if not PyDict_CheckExact(context) or not _members(context, AJP_CONTEXT, 3, slots):
         return False
-    d = <dict>context
-    found = _get(d, "credentials")
-    if found is not NULL and not PyDict_CheckExact(<object>found):
+    if slots[0] is not NULL and not PyDict_CheckExact(<object>slots[0]):
         return False
-    found = _get(d, "memory")
-    if found is not NULL and not PyList_CheckExact(<object>found):
+    if slots[1] is not NULL and not PyList_CheckExact(<object>slots[1]):
         return False
-    found = _get(d, "constraints")
-    if found is not NULL:
-        constraints = <object>found
+    if slots[2] is not NULL:
+        constraints = <object>slots[2]
         if not PyList_CheckExact(constraints):
             return False
         for i in range(PyList_GET_SIZE(constraints)):
@@ -230,77 +264,68 @@ cdef bint _offer_context(object context) except -1:
 
 
 cdef bint _offer_budget(object budget) except -1:
-    cdef dict d
-    cdef PyObject* found
+    cdef PyObject* slots[3]  # max_usd, max_seconds, max_llm_tokens
     cdef object bound
-    if not PyDict_CheckExact(budget):
+    cdef int i
+    if not PyDict_CheckExact(budget) or not _members(budget, AJP_BUDGET, 3, slots):
         return False
-    d = <dict>budget
-    bound = _member(d, "max_usd")
+    bound = _value(slots[0])
     if not _is_number(bound) or not _at_least(bound, _ZERO, 0.0):
         return False
-    for name in ("max_seconds", "max_llm_tokens"):
-        found = _get(d, name)
-        if found is not NULL:
-            bound = <object>found
+    for i in range(1, 3):
+        if slots[i] is not NULL:
+            bound = <object>slots[i]
             if not _is_number(bound) or not _at_least(bound, _ONE, 1.0):
                 return False
     return True
 
 
 cdef bint _offer_callback(object callback) except -1:
-    cdef dict d
-    cdef PyObject* found
+    cdef PyObject* slots[2]  # url, headers
     if callback is None:
         return True
-    if not PyDict_CheckExact(callback):
+    if not PyDict_CheckExact(callback) or not _members(callback, AJP_CALLBACK, 2, slots):
         return False
-    d = <dict>callback
-    found = _get(d, "url")
-    if found is NULL or not _uri(<object>found):
+    if slots[0] is NULL or not _uri(<object>slots[0]):
         return False
-    found = _get(d, "headers")
-    return found is NULL or PyDict_CheckExact(<object>found)
+    return slots[1] is NULL or PyDict_CheckExact(<object>slots[1])
 
 
-cdef bint _offer_instant(dict d, str name, long long* out) except -1:
-    cdef object text = _member(d, name)
+cdef bint _offer_instant(object text, long long* out) except -1:
     return _ascii_str(text) and ajp_rfc3339_parse(<const unsigned char*>PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text), out)
 
 
 cdef bint _offer_schema(object value, long long* issued_us, long long* expires_us) except -1:
     """The twin's ``offer_schema_instants``: True and the two instants when proven."""
-    cdef dict d
+    cdef PyObject* slots[12]  # ajp_offer_names[AJP_OFFER:]
+    cdef PyObject* recipient[1]
     cdef object v
-    cdef PyObject* found
-    if not PyDict_CheckExact(value):
+    if not PyDict_CheckExact(value) or not _members(value, AJP_OFFER, 12, slots):
         return False
-    d = <dict>value
-    v = _member(d, "ajp")
+    v = _value(slots[0])  # ajp
     if not _ascii_str(v) or not ajp_ajp_version(<const unsigned char*>PyUnicode_DATA(v), PyUnicode_GET_LENGTH(v)):
         return False
-    v = _member(d, "job_id")
+    v = _value(slots[1])  # job_id
     if not PyUnicode_CheckExact(v) or not 8 <= PyUnicode_GET_LENGTH(v) <= 256:
         return False
-    if not _string_or_null(_member(d, "parent_job_id"), 256):  # absent or null: allowed alike
+    if not _string_or_null(_value(slots[2]), 256):  # parent_job_id: absent or null alike
         return False
-    if not _offer_sender(_member(d, "from")):
+    if not _offer_sender(_value(slots[3])):
         return False
-    v = _member(d, "to")
-    if not PyDict_CheckExact(v) or not _nonempty_str(_member(<dict>v, "provenance_id")):
+    v = _value(slots[4])  # to
+    if not PyDict_CheckExact(v) or not _members(v, AJP_RECIPIENT, 1, recipient) or not _nonempty_str(_value(recipient[0])):
         return False
-    if not _offer_task(_member(d, "task")):
+    if not _offer_task(_value(slots[5])):
         return False
-    found = _get(d, "context")
-    if found is not NULL and not _offer_context(<object>found):
+    if slots[6] is not NULL and not _offer_context(<object>slots[6]):
         return False
-    if not _offer_budget(_member(d, "budget")):
+    if not _offer_budget(_value(slots[7])):
         return False
-    if not _offer_callback(_member(d, "callback")):  # absent or null: allowed alike
+    if not _offer_callback(_value(slots[8])):  # absent or null alike
         return False
-    if not _offer_instant(d, "issued_at", issued_us) or not _offer_instant(d, "expires_at", expires_us):
+    if not _offer_instant(_value(slots[9]), issued_us) or not _offer_instant(_value(slots[10]), expires_us):
         return False
-    v = _member(d, "signature")
+    v = _value(slots[11])  # signature
     return _ascii_str(v) and ajp_scheme_prefix(<const unsigned char*>PyUnicode_DATA(v), PyUnicode_GET_LENGTH(v))
 
 
