@@ -123,7 +123,7 @@ def _budget(budget: Any) -> bool:
     """``budget``: ``max_usd`` a number >= 0; ``max_seconds``, ``max_llm_tokens`` numbers >= 1."""
     if type(budget) is not dict:
         return False
-    max_usd = budget.get("max_usd")
+    max_usd: Any = budget.get("max_usd")
     if not _is_number(max_usd) or not max_usd >= 0:
         return False
     for name in ("max_seconds", "max_llm_tokens"):
