@@ -233,3 +233,39 @@ def test_refusals_keep_their_errors(core, changes, error):
     with pytest.raises(Exception) as caught:
         receiver.receive(json.dumps(offer).encode(), now=_now(offer))
     assert type(caught.value).__name__ == error
+
+
+# -- new_slotted: the pipeline's objects filled in one call ---------------------------------------
+
+
+def test_new_slotted_fills_a_frozen_slotted_object(impl):
+    """The ReceivedOffer it builds equals the dataclass's own construction, field by field."""
+    offer = ajp.JobOffer._wrap(_offer())
+    built = impl.new_slotted(_pipeline.ReceivedOffer, _pipeline.RECEIVED_SLOTS, (offer, None, "hmac:x", b"d" * 32, True))
+    assert type(built) is _pipeline.ReceivedOffer
+    assert built == _pipeline.ReceivedOffer(offer, None, "hmac:x", b"d" * 32, True)
+    envelope = impl.new_slotted(ajp.JobOffer, _pipeline.OFFER_SLOTS, (_offer(), None))
+    assert envelope == offer and envelope.job_id == "job_offer_shape_0001"
+
+
+class _Own:
+    __slots__ = ("a",)
+
+    def __new__(cls):
+        return object.__new__(cls)
+
+
+class _Slotted:
+    __slots__ = ("a", "b")
+
+
+@pytest.mark.parametrize("cls, members, values, error", [
+    (_Own, (), (), TypeError),  # its own __new__: not built around it
+    ("not a class", (), (), TypeError),
+    (_Slotted, (_Slotted.__dict__["a"],), (1, 2), ValueError),
+    (_Slotted, (property(),), (1,), AttributeError),  # a property without a setter refuses, as its __set__ does
+    (_Slotted, (len,), (1,), TypeError),  # not a data descriptor
+])
+def test_new_slotted_refusals(impl, cls, members, values, error):
+    with pytest.raises(error):
+        impl.new_slotted(cls, members, values)
