@@ -324,7 +324,7 @@ def signer_identity(secret: Any, public_key: Any) -> str:
 def received_offer(
     offer: JobOffer, identity: Optional[SenderIdentity], who: str, digest: bytes, first_use: bool = False
 ) -> ReceivedOffer:
-    """``ReceivedOffer(offer, identity, who, digest, first_use)``, filled through the slots' own setters."""
+    """``ReceivedOffer(offer, identity, who, digest, first_use)``, its slots filled in one ``new_slotted`` call."""
     received: ReceivedOffer = _core.impl.new_slotted(ReceivedOffer, RECEIVED_SLOTS, (offer, identity, who, digest, first_use))
     return received
 
