@@ -12,6 +12,8 @@ same name in ``native/``:
 - ``hmac_check``         ``hmac_sha256_verified_tag``: a received body's tag when its signature is that tag
 - ``ed25519_checks``     Ed25519 byte-level key and signature checks (RFC 8032)
 - ``rfc3339``            strict RFC 3339 ``date-time`` to microseconds (section 5.6)
+- ``offer_shape``        what the AJP specification fixes of a JobOffer, proven in one pass (the receive fast path)
+- ``slotted``            a slotted object filled through its member descriptors (the receive pipeline's objects)
 
 The texts and rules both twins must share (the limits, the int rule beyond
 2**53, the decoder's error texts) live below both, in ``ajpcore._core_rules``:
@@ -38,6 +40,8 @@ from .hmac_sink import HmacSigner, clear_hmac_cache, hmac_sha256_canonical, hmac
 from .hmac_check import hmac_sha256_verified_tag
 from .ed25519_checks import ed25519_check_public_key, ed25519_check_signature
 from .rfc3339 import rfc3339_micros
+from .offer_shape import offer_accepted_expiry, offer_schema_instants
+from .slotted import new_slotted
 
 class _CorePackage(_ModuleType):
     """This package's module type: ``HMAC_CACHE_SIZE`` is ``hmac_sink``'s, read and set here.
@@ -72,4 +76,7 @@ __all__ = [
     "ed25519_check_public_key",
     "ed25519_check_signature",
     "rfc3339_micros",
+    "offer_schema_instants",
+    "offer_accepted_expiry",
+    "new_slotted",
 ]

@@ -20,6 +20,7 @@ import threading
 from collections import OrderedDict
 from typing import Any, AsyncIterator, Awaitable, Callable, Iterator, Mapping, Optional, Tuple, Union
 
+from .. import _core
 from ..errors import (
     AjpError,
     DeclarationUnreachable,
@@ -33,13 +34,8 @@ from ..provenance.pins import AsyncKeyPins, KeyPins
 from ._answers import AckAnswer, HttpAnswer, OfferAnswer, ack_answer, offer_accepted, offer_refused, status_answer
 from ._messages import JobOffer, JobStatus, Sender
 from ._pipeline import (
+    RECEIVED_SLOTS,
     ReceivedOffer,
-    _new,
-    _set_digest,
-    _set_first_use,
-    _set_identity,
-    _set_offer,
-    _set_replay_identity,
     admit,
     blocking,
     check_pins,
@@ -252,12 +248,8 @@ class Receiver:
         digest = signed(offer, secret, None, None)
         if who is None:  # this receiver's one secret, on the first offer it verified
             who = self._secret_identity = signer_identity(secret, None)
-        received = _new(ReceivedOffer)  # = received_offer(offer, None, who, digest), inline: a server's hot path
-        _set_offer(received, offer)
-        _set_identity(received, None)
-        _set_replay_identity(received, who)
-        _set_digest(received, digest)
-        _set_first_use(received, False)
+        # = received_offer(offer, None, who, digest), inline: a server's hot path
+        received: ReceivedOffer = _core.impl.new_slotted(ReceivedOffer, RECEIVED_SLOTS, (offer, None, who, digest, False))
         return received
 
     def _agent_signed(self, offer: JobOffer, identity: SenderIdentity, first_use: bool) -> ReceivedOffer:
