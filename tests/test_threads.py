@@ -167,3 +167,11 @@ def test_hmac_of_bytes_in_threads(impl, busy_switching):
 
     for digest, which in _in_threads(tag, 6):
         assert digest == expected[which]
+
+
+def test_ed25519_verify_reads_a_strided_view_in_order(core):
+    # A view the buffer protocol cannot hand over whole is read as its bytes, in order.
+    private = Ed25519PrivateKey.from_seed(bytes(range(32)))
+    view = memoryview(bytes(range(256)) * 16)[::3]
+    assert core.ed25519_sodium_verify(private.sign(bytes(view)), view, private.public_key.raw)
+    assert not core.ed25519_sodium_verify(private.sign(bytes(view)[1:]), view, private.public_key.raw)
