@@ -19,7 +19,8 @@ order, S < L) in front of libsodium (``pynacl``, the default: about twice as fas
 or OpenSSL (``cryptography``), so both give the same verdict; the equation is the
 cofactorless one both libraries use.  ``DEFAULT_BACKEND`` names the library a
 ``backend=None`` verify uses (``"pynacl"``, or ``"cryptography"`` where PyNaCl is
-missing).  A public key whose y has no x on the curve passes the
+missing); through libsodium the checks and the call are one core call
+(``ed25519_sodium_verify``), which holds the GIL only for the checks.  A public key whose y has no x on the curve passes the
 byte checks (deciding that needs point arithmetic) but verifies nothing, on
 both backends.
 
