@@ -19,7 +19,8 @@ order, S < L) in front of libsodium (``pynacl``, the default: about twice as fas
 or OpenSSL (``cryptography``), so both give the same verdict; the equation is the
 cofactorless one both libraries use.  ``DEFAULT_BACKEND`` names the library a
 ``backend=None`` verify uses (``"pynacl"``, or ``"cryptography"`` where PyNaCl is
-missing).  A public key whose y has no x on the curve passes the
+missing); through libsodium the checks and the call are one core call
+(``ed25519_sodium_verify``), which holds the GIL only for the checks.  A public key whose y has no x on the curve passes the
 byte checks (deciding that needs point arithmetic) but verifies nothing, on
 both backends.
 
@@ -35,7 +36,7 @@ import functools
 import hashlib
 import hmac
 import re
-from typing import Any, Callable, Optional, Tuple, Type
+from typing import Any, Optional
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric import ed25519 as _ossl
@@ -60,18 +61,14 @@ PKCS8_PREFIX = bytes.fromhex("302e020100300506032b657004220420")
 KEY_CACHE_SIZE = 1024
 """Entries kept by each key cache (public keys by text, by bytes; private keys by text, by seed)."""
 
-_sodium_sign_open: Optional[Callable[[bytes, bytes], bytes]]
-_SodiumBadSignature: Tuple[Type[BaseException], ...]
+_HAVE_SODIUM: bool
 DEFAULT_BACKEND: str
 try:  # libsodium through PyNaCl (a dependency): the faster Ed25519 verifier, so the default
-    from nacl.bindings import crypto_sign_open as _nacl_sign_open
-    from nacl.exceptions import BadSignatureError as _NaclBadSignature
+    import nacl.bindings  # noqa: F401  (the core's ed25519_sodium_verify calls its libsodium)
 
-    _sodium_sign_open, _SodiumBadSignature = _nacl_sign_open, (_NaclBadSignature,)
-    DEFAULT_BACKEND = "pynacl"
+    _HAVE_SODIUM, DEFAULT_BACKEND = True, "pynacl"
 except ImportError:  # pragma: no cover - only where PyNaCl was removed by hand
-    _sodium_sign_open, _SodiumBadSignature = None, ()
-    DEFAULT_BACKEND = "cryptography"
+    _HAVE_SODIUM, DEFAULT_BACKEND = False, "cryptography"
 """The Ed25519 library ``verify(..., backend=None)`` uses: ``"pynacl"`` when installed, else ``"cryptography"``."""
 
 _B64_CHARS = re.compile(r"[A-Za-z0-9+/]+={0,2}")
@@ -210,18 +207,17 @@ class Ed25519PublicKey:
             backend = DEFAULT_BACKEND
         elif backend != "cryptography" and backend != "pynacl":
             raise KeyUsageError(f"unknown Ed25519 backend `{backend}` (expected `cryptography` or `pynacl`)")
-        _core.impl.ed25519_check_signature(signature)
         if type(data) is not bytes:
+            _core.impl.ed25519_check_signature(signature)  # a refused signature is told before a refused message
             data = _message_bytes(data)
         if backend == "pynacl":
-            if _sodium_sign_open is None:  # pragma: no cover - PyNaCl is a dependency
+            if not _HAVE_SODIUM:  # pragma: no cover - PyNaCl is a dependency
                 raise KeyUsageError("the `pynacl` backend is not installed")
-            try:
-                # libsodium's combined form: signature || message (it copies either way).
-                _sodium_sign_open(bytes(signature) + bytes(data), self._raw)
-            except _SodiumBadSignature:
-                raise BadSignature("Ed25519 signature does not match the data and key") from None
+            # The strict checks, then libsodium, in one core call that holds the GIL only for the checks.
+            if not _core.impl.ed25519_sodium_verify(signature, data, self._raw):
+                raise BadSignature("Ed25519 signature does not match the data and key")
             return
+        _core.impl.ed25519_check_signature(signature)
         ossl = self._ossl
         if ossl is None:
             ossl = self._ossl = _ossl.Ed25519PublicKey.from_public_bytes(self._raw)

@@ -21,7 +21,7 @@ from binascii import a2b_base64 as _a2b_base64
 from binascii import b2a_base64 as _b2a_base64
 from hmac import compare_digest
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Optional, Union
+from typing import Any, Optional, Union
 
 from . import _core
 from .errors import (
@@ -34,8 +34,7 @@ from .errors import (
     UnsupportedScheme,
 )
 
-if TYPE_CHECKING:
-    from .keys import Ed25519PrivateKey, Ed25519PublicKey
+from .keys import Ed25519PrivateKey, Ed25519PublicKey
 
 __all__ = ["SIGN_CHUNK_SIZE", "parse_signature", "signing_bytes", "sign", "verify"]
 
@@ -90,8 +89,6 @@ def _hmac_tag(value: dict[str, Any], secret: Any) -> bytes:
 
 
 def _private_key(key: object) -> Ed25519PrivateKey:
-    from .keys import Ed25519PrivateKey
-
     if isinstance(key, Ed25519PrivateKey):
         return key
     if isinstance(key, str):
@@ -100,8 +97,6 @@ def _private_key(key: object) -> Ed25519PrivateKey:
 
 
 def _public_key(key: object) -> Ed25519PublicKey:
-    from .keys import Ed25519PublicKey
-
     if isinstance(key, Ed25519PublicKey):
         return key
     if isinstance(key, str):
@@ -375,7 +370,17 @@ def verify(
     strict policy refuses); EncodeError when ``body`` is not a mapping or has no
     canonical JSON form.
     """
-    if public_key is None and backend is None and _hmac_matches(body, secret):
+    if public_key is None:
+        if backend is None and _hmac_matches(body, secret):
+            return
+    elif (
+        secret is None
+        and type(body) is dict
+        and type(public_key) is Ed25519PublicKey
+        and (backend is None or backend in _BACKENDS)
+        and _ed25519_verified(body, public_key, backend) is not None
+    ):
+        # The hot path of an Ed25519 check; anything it does not accept is decided (and explained) below.
         return
     _one_key(secret, public_key, "public_key")
     if backend is not None and backend not in _BACKENDS:

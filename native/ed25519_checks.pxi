@@ -82,6 +82,11 @@ def ed25519_check_signature(sig):
     length other than 64, an R with y >= p, an R of small order, or S >= L
     (RFC 8032 §5.1.7: S must be in range; R must be the canonical encoding).
     """
+    _ed25519_checked_signature(sig)
+
+
+cdef bytes _ed25519_checked_signature(object sig):
+    """``sig`` as the bytes ``ed25519_check_signature`` admits, else its refusal."""
     cdef bytes b = _ed25519_bytes(sig, "Ed25519 signature", MalformedSignature)
     if len(b) != 64:
         raise BadSignature(f"Ed25519 signature must be 64 bytes, got {len(b)}")
@@ -95,3 +100,72 @@ def ed25519_check_signature(sig):
         raise BadSignature("Ed25519 signature R has small order")
     if _le_at_least(s + 32, <const unsigned char*>PyBytes_AS_STRING(_ED25519_L)):
         raise BadSignature("Ed25519 signature S is not reduced (S >= L)")
+    return b
+
+
+# ---------------------------------------------------------------------------
+# Ed25519 verification through libsodium, without the GIL
+# ---------------------------------------------------------------------------
+
+from libc.stdlib cimport free, malloc
+
+ctypedef int (*_SodiumSignOpen)(unsigned char* m, unsigned long long* mlen, const unsigned char* sm,
+                                unsigned long long smlen, const unsigned char* pk) noexcept nogil
+cdef _SodiumSignOpen _sodium_sign_open = NULL
+
+
+cdef int _sodium_load() except -1:
+    """Find libsodium's ``crypto_sign_open`` in PyNaCl (initialized by importing ``nacl.bindings``).
+
+    The pointer is the function PyNaCl's own ``crypto_sign_open`` calls, taken from its cffi
+    library: the same libsodium, called directly, so that nothing between the call and the
+    arithmetic needs the GIL.  Two threads may both load it: they store the same pointer.
+    """
+    global _sodium_sign_open
+    import nacl.bindings  # noqa: F401  (runs sodium_init)
+    from nacl._sodium import ffi, lib
+    address = int(ffi.cast("uintptr_t", ffi.addressof(lib, "crypto_sign_open")))
+    _sodium_sign_open = <_SodiumSignOpen><size_t>address
+    return 0
+
+
+def ed25519_sodium_verify(sig, data, key):
+    """True when ``sig`` is a valid Ed25519 signature of ``data`` under ``key`` by libsodium, False when not.
+
+    ``sig`` is refused first as ``ed25519_check_signature`` refuses it; ``data`` is any
+    bytes-like object, ``key`` the 32-byte public key ``ed25519_check_public_key`` admitted.
+    The message is read, and verified, without the GIL: it is pinned by a held buffer (a
+    ``bytearray`` cannot be resized meanwhile), the signature and key by their references.
+    libsodium wants ``signature || message`` and room for the message it returns: both are
+    C allocations, so the caller's thread holds the GIL only for the checks.
+    """
+    cdef bytes s = _ed25519_checked_signature(sig)
+    cdef bytes k = key
+    cdef const unsigned char* sp = <const unsigned char*>PyBytes_AS_STRING(s)
+    cdef const unsigned char* kp = <const unsigned char*>PyBytes_AS_STRING(k)
+    cdef Py_buffer view
+    cdef unsigned char* signed
+    cdef unsigned long long opened = 0
+    cdef int rc
+    if len(k) != 32:
+        raise KeyFormatError(f"Ed25519 public key must be 32 bytes, got {len(k)}")
+    if _sodium_sign_open == NULL:
+        _sodium_load()
+    try:
+        PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
+    except BufferError:  # a non-contiguous memoryview: its bytes, in order
+        data = bytes(data)
+        PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
+    try:
+        # One block: signature || message, then the room libsodium copies the message into.
+        signed = <unsigned char*>malloc(2 * <size_t>view.len + 64)
+        if signed == NULL:
+            raise MemoryError()
+        with nogil:
+            memcpy(signed, sp, 64)
+            memcpy(signed + 64, view.buf, view.len)
+            rc = _sodium_sign_open(signed + 64 + view.len, &opened, signed, 64 + view.len, kp)
+            free(signed)
+    finally:
+        PyBuffer_Release(&view)
+    return rc == 0

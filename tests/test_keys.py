@@ -198,13 +198,13 @@ def test_default_backend_is_libsodium(core, monkeypatch):
 
     assert keys.DEFAULT_BACKEND == "pynacl"
     calls = []
-    real_open = keys._sodium_sign_open
+    real_verify = core.ed25519_sodium_verify
 
-    def spy(signed, raw):
+    def spy(sig, data, raw):
         calls.append("pynacl")
-        return real_open(signed, raw)
+        return real_verify(sig, data, raw)
 
-    monkeypatch.setattr(keys, "_sodium_sign_open", spy)
+    monkeypatch.setattr(core, "ed25519_sodium_verify", spy)
     private = Ed25519PrivateKey.generate()
     sig = private.sign(b"message")
     private.public_key.verify(sig, b"message")

@@ -10,7 +10,7 @@ same name in ``native/``:
 - ``decoder``            ``decode``: strict RFC 8259 + I-JSON (RFC 7493)
 - ``hmac_sink``          ``HmacSigner``, ``hmac_sha256_canonical``, ``hmac_sha256_signature`` (RFC 2104)
 - ``hmac_check``         ``hmac_sha256_verified_tag``: a received body's tag when its signature is that tag
-- ``ed25519_checks``     Ed25519 byte-level key and signature checks (RFC 8032)
+- ``ed25519_checks``     Ed25519 byte-level key and signature checks (RFC 8032), libsodium's verify
 - ``rfc3339``            strict RFC 3339 ``date-time`` to microseconds (section 5.6)
 - ``offer_shape``        what the AJP specification fixes of a JobOffer, proven in one pass (the receive fast path)
 - ``slotted``            a slotted object filled through its member descriptors (the receive pipeline's objects)
@@ -38,7 +38,7 @@ from .decoder import _StrictParser as _StrictParser
 from . import hmac_sink
 from .hmac_sink import HmacSigner, clear_hmac_cache, hmac_sha256_canonical, hmac_sha256_signature
 from .hmac_check import hmac_sha256_verified_tag
-from .ed25519_checks import ed25519_check_public_key, ed25519_check_signature
+from .ed25519_checks import ed25519_check_public_key, ed25519_check_signature, ed25519_sodium_verify
 from .rfc3339 import rfc3339_micros
 from .offer_shape import offer_accepted_expiry, offer_schema_instants
 from .slotted import new_slotted
@@ -75,6 +75,7 @@ __all__ = [
     "hmac_sha256_verified_tag",
     "ed25519_check_public_key",
     "ed25519_check_signature",
+    "ed25519_sodium_verify",
     "rfc3339_micros",
     "offer_schema_instants",
     "offer_accepted_expiry",

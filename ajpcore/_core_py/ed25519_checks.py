@@ -75,15 +75,47 @@ def ed25519_check_signature(sig: Any) -> None:
     length other than 64, an R with y >= p, an R of small order, or S >= L
     (RFC 8032 §5.1.7: S must be in range; R must be the canonical encoding).
     """
-    sig = _ed25519_bytes(sig, "Ed25519 signature", MalformedSignature)
-    if len(sig) != 64:
-        raise BadSignature(f"Ed25519 signature must be 64 bytes, got {len(sig)}")
-    refusal = _ed25519_point_refusal(sig[:32])
+    _ed25519_checked_signature(sig)
+
+
+def _ed25519_checked_signature(sig: Any) -> bytes:
+    """``sig`` as the bytes ``ed25519_check_signature`` admits, else its refusal."""
+    raw = _ed25519_bytes(sig, "Ed25519 signature", MalformedSignature)
+    if len(raw) != 64:
+        raise BadSignature(f"Ed25519 signature must be 64 bytes, got {len(raw)}")
+    refusal = _ed25519_point_refusal(raw[:32])
     if refusal == 1:
         raise BadSignature("Ed25519 signature R is not canonically encoded (y >= p)")
     if refusal == 2:
         raise BadSignature("Ed25519 signature R is not canonically encoded (x = 0 with the sign bit set)")
     if refusal == 3:
         raise BadSignature("Ed25519 signature R has small order")
-    if int.from_bytes(sig[32:], "little") >= _ED25519_L:
+    if int.from_bytes(raw[32:], "little") >= _ED25519_L:
         raise BadSignature("Ed25519 signature S is not reduced (S >= L)")
+    return raw
+
+
+# ---------------------------------------------------------------------------
+# Ed25519 verification through libsodium, without the GIL
+# ---------------------------------------------------------------------------
+
+
+def ed25519_sodium_verify(sig: Any, data: Any, key: bytes) -> bool:
+    """True when ``sig`` is a valid Ed25519 signature of ``data`` under ``key`` by libsodium, False when not.
+
+    ``sig`` is refused first as ``ed25519_check_signature`` refuses it; ``data`` is any
+    bytes-like object, ``key`` the 32-byte public key ``ed25519_check_public_key`` admitted.
+    PyNaCl's ``crypto_sign_open`` releases the GIL around libsodium (cffi does); the native
+    twin also builds ``signature || message`` without it.
+    """
+    from nacl.bindings import crypto_sign_open
+    from nacl.exceptions import BadSignatureError
+
+    raw = _ed25519_checked_signature(sig)
+    if len(key) != 32:
+        raise KeyFormatError(f"Ed25519 public key must be 32 bytes, got {len(key)}")
+    try:
+        crypto_sign_open(raw + bytes(data), key)
+    except BadSignatureError:
+        return False
+    return True
