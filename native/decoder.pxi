@@ -49,14 +49,7 @@ cdef extern from "decoder_scan.h":
     bint _same_bytes "ajpcore_same_bytes" (const unsigned char* a, const unsigned char* b, Py_ssize_t n) nogil
     Py_ssize_t _text_name "ajpcore_text_name" (const unsigned char* p, Py_ssize_t body, Py_ssize_t i, Py_ssize_t n, Py_ssize_t max, unsigned long long* h) nogil
     Py_ssize_t _skip_ws_at "ajpcore_skip_ws_at" (const unsigned char* p, Py_ssize_t i, Py_ssize_t n) nogil
-
-cdef extern from *:
-    """
-    #if defined(__GNUC__) || defined(__clang__)
-    struct __pyx_t_7ajpcore_7_core_c_Parser;
-    static inline __attribute__((always_inline)) Py_ssize_t __pyx_f_7ajpcore_7_core_c__parse_key(struct __pyx_t_7ajpcore_7_core_c_Parser *, Py_ssize_t, int);
-    #endif
-    """
+    Py_ssize_t _skip_ws_call "ajpcore_skip_ws_call" (const unsigned char* p, Py_ssize_t i, Py_ssize_t n) nogil
 
 cdef extern from "decoder_str.h":  # every str decode makes (see there)
     PyObject* _ascii_new "ajpcore_ascii_new" (Py_ssize_t size) except NULL  # a new reference
@@ -155,9 +148,10 @@ cdef int _eof(Parser* self) except -1:
 
 cdef inline Py_ssize_t _skip_ws(const unsigned char* p, Py_ssize_t i, Py_ssize_t n) noexcept:
     """The first byte from ``i`` that is not whitespace (or ``n``): none is one lookup, a run
-    (`": "`, indentation) is skipped by ajpcore_skip_ws_at."""
+    (`": "`, indentation) is skipped by ajpcore_skip_ws_call (the parse loop's hottest
+    places inline it: ajpcore_skip_ws_at)."""
     if i < n and _IS_WS[p[i]]:
-        return _skip_ws_at(p, i, n)
+        return _skip_ws_call(p, i, n)
     return i
 
 
