@@ -103,13 +103,14 @@ static Py_ssize_t ajpcore_skip_ws_run(const unsigned char *p, Py_ssize_t i, Py_s
     return i;
 }
 
-/* First i' >= i where p[i'] is not whitespace (or n), p[i - 1] being whitespace and p[i] too,
-   or the end: a pretty-printer's line break and indentation, whose width is known only from
-   the bytes.  The window from i (32 bytes where SSE2 is there: two 16-byte compares and one
-   mask, an indentation of up to 31 spaces; else one 8-byte word) is looked at for its first
-   byte that is not a space.  That byte ends the run unless it is whitespace too (a blank line,
-   a carriage return, a tab, an indentation wider than the window): ajpcore_skip_ws_run goes
-   on from there. */
+/* First i' >= i where p[i'] is not whitespace (or n), p[i - 1] being a line break, a space
+   after which more whitespace follows, or the like: a pretty-printer's indentation, whose width
+   is known only from the bytes.  The window from i (32 bytes where SSE2 is there: two 16-byte
+   compares and one mask, an indentation of up to 31 spaces; else one 8-byte word) is looked at
+   for its first byte that is not a space.  That byte ends the run unless it is whitespace too
+   (a blank line, a carriage return, a tab, an indentation wider than the window):
+   ajpcore_skip_ws_run goes on from there.  Not inlined: the parse loop calls it from several
+   places (ajpcore_skip_ws_at). */
 AJP_ALWAYS_INLINE Py_ssize_t ajpcore_skip_indent(const unsigned char *p, Py_ssize_t i, Py_ssize_t n) {
 #if AJP_BUILD_SSE2
     if (i + 32 <= n) {
@@ -138,23 +139,14 @@ AJP_ALWAYS_INLINE Py_ssize_t ajpcore_skip_indent(const unsigned char *p, Py_ssiz
     return ajpcore_skip_ws_run(p, i, n);
 }
 
-/* First i' > i where p[i'] is not whitespace (or n), p[i] being whitespace: the whitespace
-   between tokens.  Its runs are of two kinds: one byte (`": "`, `", "`), one test; and a line
-   break and indentation (ajpcore_skip_indent).  Inline where the parse loop meets whitespace
-   most (before a value, after one, before a member name); ajpcore_skip_ws_call elsewhere,
-   where a copy of the window would only make the loop larger. */
+/* First i' > i where p[i'] is not whitespace (or n), p[i] being whitespace: the parse loop's
+   whitespace.  The runs between tokens are of two kinds: one byte (`": "`, `", "`), one test
+   inline; and a line break and indentation (ajpcore_skip_indent). */
 AJP_ALWAYS_INLINE Py_ssize_t ajpcore_skip_ws_at(const unsigned char *p, Py_ssize_t i, Py_ssize_t n) {
     i++;
     if (i < n && p[i] > 0x20)  /* one byte of whitespace: p[i] is not */
         return i;
     return ajpcore_skip_indent(p, i, n);
-}
-
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((noinline))
-#endif
-static Py_ssize_t ajpcore_skip_ws_call(const unsigned char *p, Py_ssize_t i, Py_ssize_t n) {
-    return ajpcore_skip_ws_at(p, i, n);
 }
 
 /* Strings are read in two steps over the bytes of one string: ajpcore_scan_string
