@@ -9,13 +9,16 @@
 
 cdef extern from *:
     """
-    /* The collector's tracking of one container (PyPy's cpyext has no such lists). */
+    /* The collector's tracking of one container, and whether it collects at all (PyPy's
+       cpyext has no such lists: nothing to settle there). */
     #if defined(PYPY_VERSION)
     #define ajp_gc_untrack(o) ((void)(o))
     #define ajp_gc_track(o) ((void)(o))
+    #define ajp_gc_collects() 0
     #else
     #define ajp_gc_untrack(o) PyObject_GC_UnTrack(o)
     #define ajp_gc_track(o) PyObject_GC_Track(o)
+    #define ajp_gc_collects() PyGC_IsEnabled()
     #endif
     /* Let a thread that asked for the GIL have it now (it gets it only when it asked). */
     static void ajp_gil_yield(void) {
@@ -26,6 +29,7 @@ cdef extern from *:
     void ajp_gc_untrack(PyObject* o)
     void ajp_gc_track(PyObject* o)
     void ajp_gil_yield()
+    bint ajp_gc_collects()
 
 
 cdef Py_ssize_t _GC_QUIET_BYTES = 16384  # documents this large settle their containers
@@ -68,7 +72,12 @@ cdef inline void _settle(Settled* s, PyObject* container) noexcept:
     switching the collector off (its state belongs to the application, and other
     threads), each container is untracked once complete and tracked again by
     ``_settled_release`` when the document is; only the open containers (at most
-    ``max_depth``) stay visible meanwhile.  The strong reference kept here makes the
+    ``max_depth``) stay visible meanwhile.  A document decoded while the collector is off
+    (gc.disable(), as some servers run) settles nothing: no collection is due, and each
+    container saves its untracking and tracking again (~40 instructions).  Should another
+    thread switch the collector on meanwhile (the integer rule runs Python code, where
+    threads switch), the containers are simply tracked as any others: a collection may
+    scan them, as it would without settling.  The strong reference kept here makes the
     release safe even when a duplicate member (``allow_duplicate_keys``) dropped the
     container from the tree.  Never fails: when no block can be added, the container
     simply stays tracked (the collector may scan it; nothing else changes), so settling

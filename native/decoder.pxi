@@ -48,7 +48,21 @@ cdef extern from "decoder_scan.h":
     Py_ssize_t _short_name "ajpcore_short_name" (const unsigned char* p, Py_ssize_t i, Py_ssize_t n, unsigned long long* w) nogil
     bint _same_bytes "ajpcore_same_bytes" (const unsigned char* a, const unsigned char* b, Py_ssize_t n) nogil
     Py_ssize_t _text_name "ajpcore_text_name" (const unsigned char* p, Py_ssize_t body, Py_ssize_t i, Py_ssize_t n, Py_ssize_t max, unsigned long long* h) nogil
-    Py_ssize_t _skip_ws_run "ajpcore_skip_ws_run" (const unsigned char* p, Py_ssize_t i, Py_ssize_t n) nogil
+    Py_ssize_t _skip_ws_at "ajpcore_skip_ws_at" (const unsigned char* p, Py_ssize_t i, Py_ssize_t n) nogil
+
+# _parse_key (below) is inlined into the parse loop, where it reads most member names, by
+# declaring it always_inline in C: Cython has no way to ask for it, and GCC leaves a `cdef inline`
+# function out of line once the loop it is called from is large (catalog-pretty: a call per member,
+# +2 % instructions; which side of its limit the loop falls on moved with unrelated edits).  The name
+# is Cython's for ajpcore._core_c._parse_key; were it to change, the declaration would name nothing
+# and the compiler would decide again (the callgrind job's 3 % would show it), never change a result.
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    struct __pyx_t_7ajpcore_7_core_c_Parser;
+    static inline __attribute__((always_inline)) Py_ssize_t __pyx_f_7ajpcore_7_core_c__parse_key(struct __pyx_t_7ajpcore_7_core_c_Parser *, Py_ssize_t, int);
+    #endif
+    """
 
 cdef extern from "decoder_str.h":  # every str decode makes (see there)
     PyObject* _ascii_new "ajpcore_ascii_new" (Py_ssize_t size) except NULL  # a new reference
@@ -147,9 +161,9 @@ cdef int _eof(Parser* self) except -1:
 
 cdef inline Py_ssize_t _skip_ws(const unsigned char* p, Py_ssize_t i, Py_ssize_t n) noexcept:
     """The first byte from ``i`` that is not whitespace (or ``n``): none is one lookup, a run
-    (`": "`, indentation) is skipped by ajpcore_skip_ws_run."""
+    (`": "`, indentation) is skipped by ajpcore_skip_ws_at."""
     if i < n and _IS_WS[p[i]]:
-        return _skip_ws_run(p, i + 1, n)
+        return _skip_ws_at(p, i, n)
     return i
 
 
@@ -181,7 +195,7 @@ cdef object _parse(Parser* self):
             _eof(self)
         kind = _VALUE_KIND[p[i]]
         if kind == _V_SPACE:
-            i = _skip_ws(p, i, n)
+            i = _skip_ws_at(p, i, n)
             if i >= n:
                 _eof(self)
             kind = _VALUE_KIND[p[i]]
@@ -257,7 +271,7 @@ cdef object _parse(Parser* self):
                 _eof(self)
             c = p[i]
             if _IS_WS[c]:
-                i = _skip_ws(p, i, n)
+                i = _skip_ws_at(p, i, n)
                 if i >= n:
                     _eof(self)
                 c = p[i]
@@ -265,7 +279,7 @@ cdef object _parse(Parser* self):
                 i += 1
                 if closer == 0x7D:
                     if i < n and _IS_WS[p[i]]:  # pretty-printed: the name is on its own line
-                        i = _skip_ws_run(p, i + 1, n)
+                        i = _skip_ws_at(p, i, n)
                     i = _parse_key(self, i, False)
                 array_opened = False
                 break
@@ -486,8 +500,9 @@ cdef object _decode_buffer(const unsigned char* p, Py_ssize_t n, object max_dept
     d.max_depth_shown = <PyObject*>max_depth
     d.allow_duplicate_keys = allow_duplicate_keys
     _tree_init(&d.tree)
-    # The collector's state belongs to the application: decode never switches it (see _settle).
-    _settled_init(&d.settled, n >= _GC_QUIET_BYTES)
+    # The collector's state belongs to the application: decode never switches it, and keeps
+    # a large document's containers out of its way only while it collects (see _settle).
+    _settled_init(&d.settled, n >= _GC_QUIET_BYTES and ajp_gc_collects())
     try:
         return _parse(&d)
     finally:

@@ -66,11 +66,10 @@ static inline Py_ssize_t ajpcore_scan_plain(const unsigned char *p, Py_ssize_t i
 /* JSON whitespace (RFC 8259 §2: space, tab, line feed, carriage return): bits 0x20, 0x09, 0x0A, 0x0D. */
 static inline int ajpcore_is_ws(unsigned char c) { return c <= 0x20 && ((1ULL << c) & 0x100002600ULL); }
 
-/* First i' >= i where p[i'] is not whitespace (or n): the rest of a run whose first byte the
-   caller skipped.  One byte (`": "`, `", "`) is one test; a longer run (a pretty-printer's line
-   break and indentation) is read sixteen bytes at a time where SSE2 is there, looking for spaces,
-   then at the byte that ends them; else eight spaces at a time.  Not inlined: the parse loop
-   calls it from many places, only where there is whitespace. */
+/* First i' >= i where p[i'] is not whitespace (or n): the rest of a run that
+   ajpcore_skip_ws_at did not see the end of (an indentation wider than its window), read
+   sixteen bytes at a time where SSE2 is there, looking for spaces, then at the byte that ends
+   them; else eight spaces at a time.  Not inlined: it is the rare case. */
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((noinline))
 #endif
@@ -102,6 +101,52 @@ static Py_ssize_t ajpcore_skip_ws_run(const unsigned char *p, Py_ssize_t i, Py_s
     while (i < n && ajpcore_is_ws(p[i]))
         i++;
     return i;
+}
+
+/* First i' >= i where p[i'] is not whitespace (or n), p[i - 1] being a line break, a space
+   after which more whitespace follows, or the like: a pretty-printer's indentation, whose width
+   is known only from the bytes.  The window from i (32 bytes where SSE2 is there: two 16-byte
+   compares and one mask, an indentation of up to 31 spaces; else one 8-byte word) is looked at
+   for its first byte that is not a space.  That byte ends the run unless it is whitespace too
+   (a blank line, a carriage return, a tab, an indentation wider than the window):
+   ajpcore_skip_ws_run goes on from there.  Not inlined: the parse loop calls it from several
+   places (ajpcore_skip_ws_at). */
+AJP_ALWAYS_INLINE Py_ssize_t ajpcore_skip_indent(const unsigned char *p, Py_ssize_t i, Py_ssize_t n) {
+#if AJP_BUILD_SSE2
+    if (i + 32 <= n) {
+        const __m128i spaces = _mm_set1_epi8(0x20);
+        uint32_t lo = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + i)), spaces));
+        uint32_t hi = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + i + 16)), spaces));
+        uint32_t m = ~(lo | (hi << 16));
+        if (m == 0)
+            return ajpcore_skip_ws_run(p, i + 32, n);
+        i += __builtin_ctz(m);
+        if (p[i] > 0x20)  /* not whitespace (else whitespace, or a control character refused later) */
+            return i;
+    }
+#else
+    if (i + 8 <= n) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        w ^= 0x2020202020202020ULL;  /* nonzero bytes: not a space */
+        if (w == 0)
+            return ajpcore_skip_ws_run(p, i + 8, n);
+        i += AJPCORE_FIRST_FLAGGED(w);
+        if (p[i] > 0x20)
+            return i;
+    }
+#endif
+    return ajpcore_skip_ws_run(p, i, n);
+}
+
+/* First i' > i where p[i'] is not whitespace (or n), p[i] being whitespace: the parse loop's
+   whitespace.  The runs between tokens are of two kinds: one byte (`": "`, `", "`), one test
+   inline; and a line break and indentation (ajpcore_skip_indent). */
+AJP_ALWAYS_INLINE Py_ssize_t ajpcore_skip_ws_at(const unsigned char *p, Py_ssize_t i, Py_ssize_t n) {
+    i++;
+    if (i < n && p[i] > 0x20)  /* one byte of whitespace: p[i] is not */
+        return i;
+    return ajpcore_skip_indent(p, i, n);
 }
 
 /* Strings are read in two steps over the bytes of one string: ajpcore_scan_string
@@ -531,7 +576,7 @@ static inline Py_ssize_t ajpcore_scan_name(const unsigned char *p, Py_ssize_t i,
    itself (a name holds no zero byte), so the name cache compares them instead of the bytes.
    Else -1 (a longer name, an escape, non-ASCII text, the end of the document). */
 #define AJPCORE_SHORT_NAME 15
-static inline Py_ssize_t ajpcore_short_name(const unsigned char *p, Py_ssize_t i, Py_ssize_t n,
+AJP_ALWAYS_INLINE Py_ssize_t ajpcore_short_name(const unsigned char *p, Py_ssize_t i, Py_ssize_t n,
                                             unsigned long long w[2]) {
     Py_ssize_t k;
 #if AJP_BUILD_SSE2 && PY_LITTLE_ENDIAN
