@@ -540,6 +540,11 @@ cdef int _put_array(Writer* w, object a) except -1:
             if run_end != i:
                 i = run_end
                 continue
+        elif PyList_CheckExact(item) and w.depth < _MAX_DEPTH:
+            # A nested list of such numbers (a coordinate pair) is written whole there too.
+            if ajp_put_number_list(<PyObject*>item, i, w.data, &w.length, w.cap):
+                i += 1
+                continue
         step.index = i
         if i:
             _w_put_char(w, b',')

@@ -529,8 +529,8 @@ AJP_ALWAYS_INLINE int ajp_put_safe_int(char *dst, Py_ssize_t room, PyObject *v) 
    nothing can fail, so the items cannot change under the loop; the canonical writer's
    general per-item path (_put_array) takes the item this stops at.  Coordinates, meshes and
    number arrays are such runs: each number costs its digits and a type test. */
-static Py_ssize_t ajp_put_numbers(PyObject *const *items, Py_ssize_t i, Py_ssize_t n, char *data, Py_ssize_t *length,
-                                  Py_ssize_t cap) {
+AJP_ALWAYS_INLINE Py_ssize_t ajp_put_numbers_inline(PyObject *const *items, Py_ssize_t i, Py_ssize_t n, char *data,
+                                                   Py_ssize_t *length, Py_ssize_t cap) {
     Py_ssize_t len = *length;
     for (; i < n && cap - len >= 64; i++) {
         PyObject *v = items[i];
@@ -554,6 +554,31 @@ static Py_ssize_t ajp_put_numbers(PyObject *const *items, Py_ssize_t i, Py_ssize
     }
     *length = len;
     return i;
+}
+
+static Py_ssize_t ajp_put_numbers(PyObject *const *items, Py_ssize_t i, Py_ssize_t n, char *data, Py_ssize_t *length,
+                                  Py_ssize_t cap) {
+    return ajp_put_numbers_inline(items, i, n, data, length, cap);
+}
+
+/* A whole exact list of finite floats and safe ints (a coordinate pair, a vector), as item
+   i of the array being written (after a comma when i != 0): writes "[...]" and returns 1,
+   or returns 0 having written nothing (an empty list, another item, too little room), for
+   the general path.  Saves a nested list its pass through the general path (_put_value). */
+static int ajp_put_number_list(PyObject *list, Py_ssize_t i, char *data, Py_ssize_t *length, Py_ssize_t cap) {
+    const Py_ssize_t n = PyList_GET_SIZE(list);
+    Py_ssize_t len = *length + (i != 0) + 1;
+    PyObject *first;
+    if (n == 0) return 0;
+    first = PyList_GET_ITEM(list, 0);
+    if (!Py_IS_TYPE(first, &PyFloat_Type) && !Py_IS_TYPE(first, &PyLong_Type)) return 0;
+    data[*length] = ',';
+    data[len - 1] = '[';
+    /* cap - 1 keeps the byte for ']' */
+    if (ajp_put_numbers_inline(((PyListObject *)list)->ob_item, 0, n, data, &len, cap - 1) != n) return 0;
+    data[len] = ']';
+    *length = len + 1;
+    return 1;
 }
 
 #endif /* AJPCORE_NUMBER_FORMAT_H */
