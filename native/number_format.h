@@ -569,7 +569,7 @@ static int ajp_put_number_list(PyObject *list, Py_ssize_t i, char *data, Py_ssiz
     const Py_ssize_t n = PyList_GET_SIZE(list);
     Py_ssize_t len = *length + (i != 0) + 1;
     PyObject *first;
-    if (n == 0) return 0;
+    if (n == 0 || cap - len < 65) return 0;   /* the comma and '[' land below the loop's 64 bytes and ']' */
     first = PyList_GET_ITEM(list, 0);
     if (!Py_IS_TYPE(first, &PyFloat_Type) && !Py_IS_TYPE(first, &PyLong_Type)) return 0;
     data[*length] = ',';
