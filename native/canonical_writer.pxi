@@ -533,13 +533,6 @@ cdef int _put_array(Writer* w, object a) except -1:
             if i >= n:
                 break
             item = <object>PyTuple_GET_ITEM(a, i)
-        step.index = i
-        if PyUnicode_CheckExact(item):
-            if i:
-                _w_put_char(w, b',')
-            _put_text(w, item)
-            i += 1
-            continue
         if PyFloat_CheckExact(item) or PyLong_CheckExact(item):
             # A run of finite floats and safe ints is written in C (number_format.h); an item
             # it stops at (a refusal, a big int, too little room) takes the path below.
@@ -552,9 +545,12 @@ cdef int _put_array(Writer* w, object a) except -1:
             if ajp_put_number_list(<PyObject*>item, i, w.data, &w.length, w.cap):
                 i += 1
                 continue
+        step.index = i
         if i:
             _w_put_char(w, b',')
-        if PyLong_CheckExact(item):
+        if PyUnicode_CheckExact(item):
+            _put_text(w, item)
+        elif PyLong_CheckExact(item):
             _put_integer(w, item)
         elif PyFloat_CheckExact(item):
             _put_float(w, item)
