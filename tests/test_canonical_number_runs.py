@@ -15,6 +15,7 @@ import struct
 import pytest
 
 from ajpcore.errors import EncodeError
+from conftest import same_canonical
 
 
 class _Real(float):
@@ -23,19 +24,6 @@ class _Real(float):
 
 class _Count(int):
     """An int subclass: never part of a run."""
-
-
-def _same(twins, value):
-    native, pure = twins
-    try:
-        expected = pure.canonicalize(value)
-    except EncodeError as exc:
-        with pytest.raises(EncodeError) as info:
-            native.canonicalize(value)
-        assert str(info.value) == str(exc)
-        return None
-    assert native.canonicalize(value) == expected
-    return expected
 
 
 def _random_doubles(rng, count):
@@ -78,9 +66,9 @@ def test_a_run_hands_any_other_item_to_the_general_path(twins, breaker):
     # The item that ends a run may sit first, inside or last; runs resume after it.
     for at in (0, 1, 5):
         items = [0.5, -2, 1e21, 3.25e-7, 7, 2**53 - 1][:at] + [breaker] + [1.25, -(2**53) + 1, 0.1]
-        _same(twins, items)
-        _same(twins, tuple(items))
-        _same(twins, [items, [items], {"v": items}])
+        same_canonical(twins, items)
+        same_canonical(twins, tuple(items))
+        same_canonical(twins, [items, [items], {"v": items}])
 
 
 @pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
@@ -107,8 +95,8 @@ def test_number_lists_at_the_depth_limit(twins):
         value = [1.5, 2]
         for _ in range(depth - 1):
             value = [value]
-        _same(twins, value)
-        _same(twins, [0.5, value] if depth < limit else value)
+        same_canonical(twins, value)
+        same_canonical(twins, [0.5, value] if depth < limit else value)
 
 
 def test_runs_across_the_buffer_edge_and_in_chunks(twins):
@@ -129,6 +117,6 @@ def test_runs_across_the_buffer_edge_and_in_chunks(twins):
 
 def test_number_arrays_of_every_length(twins):
     for n in range(0, 40):
-        _same(twins, [k * 0.5 - 3 for k in range(n)])
-        _same(twins, [[k * 1.5, -k] for k in range(n)])
-        _same(twins, {"v": [[n / 3] * n]})
+        same_canonical(twins, [k * 0.5 - 3 for k in range(n)])
+        same_canonical(twins, [[k * 1.5, -k] for k in range(n)])
+        same_canonical(twins, {"v": [[n / 3] * n]})
