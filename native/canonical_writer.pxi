@@ -506,7 +506,7 @@ cdef int _put_dict(Writer* w, object d) except -1:
 
 
 cdef int _put_array(Writer* w, object a) except -1:
-    cdef Py_ssize_t i
+    cdef Py_ssize_t i, n, run_end
     cdef bint is_list = PyList_Check(a)
     cdef object item
     cdef Step* step
@@ -522,15 +522,29 @@ cdef int _put_array(Writer* w, object a) except -1:
     while True:
         # Re-read the size each time: a streaming write callback may mutate the list.
         if is_list:
-            if i >= PyList_GET_SIZE(a):
+            n = PyList_GET_SIZE(a)
+            if i >= n:
                 break
-            if i + 4 < PyList_GET_SIZE(a):
+            if i + 4 < n:
                 ajp_prefetch(PyList_GET_ITEM(a, i + 4))
             item = <object>PyList_GET_ITEM(a, i)
         else:
-            if i >= PyTuple_GET_SIZE(a):
+            n = PyTuple_GET_SIZE(a)
+            if i >= n:
                 break
             item = <object>PyTuple_GET_ITEM(a, i)
+        if PyFloat_CheckExact(item) or PyLong_CheckExact(item):
+            # A run of finite floats and safe ints is written in C (number_format.h); an item
+            # it stops at (a refusal, a big int, too little room) takes the path below.
+            run_end = ajp_put_numbers(PySequence_Fast_ITEMS(a), i, n, w.data, &w.length, w.cap)
+            if run_end != i:
+                i = run_end
+                continue
+        elif PyList_CheckExact(item) and w.depth < _MAX_DEPTH:
+            # A nested list of such numbers (a coordinate pair) is written whole there too.
+            if ajp_put_number_list(<PyObject*>item, i, w.data, &w.length, w.cap):
+                i += 1
+                continue
         step.index = i
         if i:
             _w_put_char(w, b',')

@@ -172,61 +172,64 @@ AJP_NOINLINE int ajp_shortest_exact(const uint64_t *g, int k, int h, uint64_t c,
     return k;
 }
 
+/* The bottom of a binade (c = 2^52, q above the minimum: 2^q for q > -1022, where the
+   spacing below halves): its own k and h, and the exact path (powers of two that are not
+   integers below 2^52 or binary fractions with a short decimal, which ajp_format_double
+   writes before asking: rare). */
+AJP_NOINLINE int ajp_shortest_irregular(int bq, uint64_t c, uint64_t *digits) {
+    const int q = bq - 1075, k = ajp_flog10_three_quarters_pow2(q);
+    return ajp_shortest_exact(ajp_g[-k - AJP_G_MIN], k, q + ajp_flog2_pow10(-k) + 2, c, 0, digits);
+}
+
 /* Within this many 2^-57 of zero, a fast-path comparison is left to ajp_shortest_exact (the
    fixed-point differences below are off by less than 2.6 of these units: V by 1.02, D by 1,
    D/2 by 1.5). */
 #define AJP_UNSURE 4
 
 /* bits: a finite double > 0.  Sets *digits = d and returns k with d * 10^k the decimal
-   ECMA-262 7.1.12.1 picks (d may end in zeros; d < 10^17).
+   ECMA-262 7.1.12.1 picks (d may end in zeros; d < 10^17, and d < 10^16 but for the
+   17-digit d of the last case below, or 10^16 itself).
 
    The fast path needs one product: V = 4 v 10^-k, rounded to odd (vb, exact: its floor
-   s and the tie test), and as a fixed-point number with 57 fractional bits; the half-widths
-   of R on the same scale are D = 2^(q+1) 10^-k = g / 2^(126-h), the top bits of g, and D/2
-   below at the bottom of a binade.  A candidate 4m is in R when its distance to V is below
-   the half-width on its side; distances are under 44 and half-widths under 20, so the
-   fixed-point values are kept modulo 2^64. */
-static inline int ajp_shortest(uint64_t bits, uint64_t *digits) {
+   s and the tie test), and as a fixed-point number with 57 fractional bits; the half-width
+   of R on the same scale is D = 2^(q+1) 10^-k = g / 2^(126-h), the top bits of g.  A
+   candidate 4m is in R when its distance to V is below D; distances are under 44 and D
+   under 20, so the fixed-point values are kept modulo 2^64.  A multiple of 10^(k+1) found
+   is returned as its tenth with k + 1: one digit fewer to write, and no 17th digit. */
+AJP_ALWAYS_INLINE int ajp_shortest(uint64_t bits, uint64_t *digits) {
     const uint64_t t = bits & ((1ull << 52) - 1);
     const int bq = (int)(bits >> 52);
     const uint64_t c = bq ? t | (1ull << 52) : t;
-    const int regular = t != 0 || bq <= 1;   /* else the bottom of a binade: the spacing below is half */
     const uint64_t *g;
-    uint64_t hi, lo, vb, s, sp10, tp10, u, vf, dr, dl;
+    uint64_t hi, lo, vb, s, s10, sp10, u, vf, dr;
     int64_t below, above;
     int k, h;   /* h in [2, 5]: (4c + 2) << h < 2^60 */
-    if (regular) {
-        k = (int)(ajp_kh[bq] >> 3) - 512;
-        h = ajp_kh[bq] & 7;
-    } else {
-        const int q = bq - 1075;
-        k = ajp_flog10_three_quarters_pow2(q);
-        h = q + ajp_flog2_pow10(-k) + 2;
-    }
+    if (t == 0 && bq > 1) return ajp_shortest_irregular(bq, c, digits);
+    k = (int)(ajp_kh[bq] >> 3) - 512;
+    h = ajp_kh[bq] & 7;
     g = ajp_g[-k - AJP_G_MIN];
     lo = ajp_mul_g(g, (c << 2) << h, &hi);
     vb = ajp_round_to_odd(hi, lo);
     s = vb >> 2;
     vf = (hi << 58) | (lo >> 6);   /* V * 2^57, rounded down (by < 1.02), mod 2^64 */
     dr = g[0] >> (5 - h);           /* D * 2^57 = g / 2^(69-h), rounded down */
-    dl = regular ? dr : dr >> 1;
     /* A multiple of 10^(k+1) in R: the one shortest decimal. */
-    sp10 = s / 10 * 10;
-    tp10 = sp10 + 10;
-    below = (int64_t)(vf - (sp10 << 59) - dl);   /* < 0: sp10 in R */
-    above = (int64_t)((tp10 << 59) - vf - dr);   /* < 0: tp10 in R */
+    s10 = s / 10;
+    sp10 = s10 * 10;
+    below = (int64_t)(vf - (sp10 << 59) - dr);          /* < 0: sp10 in R */
+    above = (int64_t)(((sp10 + 10) << 59) - vf - dr);   /* < 0: sp10 + 10 in R */
     if ((uint64_t)(below + AJP_UNSURE) <= 2 * AJP_UNSURE || (uint64_t)(above + AJP_UNSURE) <= 2 * AJP_UNSURE)
-        return ajp_shortest_exact(g, k, h, c, regular, digits);
+        return ajp_shortest_exact(g, k, h, c, 1, digits);
     if ((below < 0) != (above < 0)) {
-        *digits = below < 0 ? sp10 : tp10;
-        return k;
+        *digits = s10 + (below >= 0);
+        return k + 1;
     }
     /* Else the multiple of 10^k in R nearest v: s or s + 1, the even one on a tie. */
     u = s + 1;
-    below = (int64_t)(vf - (s << 59) - dl);
+    below = (int64_t)(vf - (s << 59) - dr);
     above = (int64_t)((u << 59) - vf - dr);
     if ((uint64_t)(below + AJP_UNSURE) <= 2 * AJP_UNSURE || (uint64_t)(above + AJP_UNSURE) <= 2 * AJP_UNSURE)
-        return ajp_shortest_exact(g, k, h, c, regular, digits);
+        return ajp_shortest_exact(g, k, h, c, 1, digits);
     if ((below < 0) != (above < 0)) {
         *digits = below < 0 ? s : u;
         return k;
@@ -419,10 +422,11 @@ static void ajp_init_pow5(void) {
      15 significant digits (0.5, 0.75, 93.5): decimals of at most 15 digits are 10^(e-14)
      apart near x in [10^e, 10^(e+1)) and x's rounding interval is under 2.3 * 10^(e-15)
      wide, so no other one, shorter or not, lies in it; m * 5^j is odd, so it ends in no 0.
-   The others take ajp_shortest and the 16-digit writer. */
-static int ajp_format_double(double x, char *out) {
+   The others take ajp_shortest and the 16-digit writer.  Inlined into the loops that write
+   runs of numbers (ajp_put_numbers); ajp_format_double is the one copy for the others. */
+AJP_ALWAYS_INLINE int ajp_format_double_inline(double x, char *out) {
     char buf[48];   /* 17 digits; the layout's fixed-size copies read up to buf + 40 */
-    char *o = out;  /* past the sign */
+    char *o;        /* past the sign */
     uint64_t bits, d, lead;
     int k, lz, tz, nd;
     memcpy(&bits, &x, sizeof bits);
@@ -430,10 +434,9 @@ static int ajp_format_double(double x, char *out) {
         out[0] = '0';
         return 1;
     }
-    if (bits >> 63) {
-        *o++ = '-';
-        bits &= ~(1ull << 63);
-    }
+    out[0] = '-';   /* kept only for a negative x */
+    o = out + (bits >> 63);
+    bits &= ~(1ull << 63);
     {
         const int bq = (int)(bits >> 52);   /* a subnormal's j is far above 22 */
         const uint64_t c = (bits & ((1ull << 52) - 1)) | (1ull << 52);
@@ -468,6 +471,8 @@ write_digits:
     nd = 17 - lz;   /* digits of d; without its trailing zeros, nd - tz */
     return (int)(o - out) + ajp_layout(o, buf + lz, nd - tz, nd + k);
 }
+
+static int ajp_format_double(double x, char *out) { return ajp_format_double_inline(x, out); }
 
 /* -- ints ---------------------------------------------------------------------------------- */
 
@@ -513,6 +518,67 @@ AJP_ALWAYS_INLINE int ajp_put_safe_int(char *dst, Py_ssize_t room, PyObject *v) 
     long long n;
     if (room < 32 || !ajp_long_value(v, &n) || n > AJP_MAX_SAFE_INT || n < -AJP_MAX_SAFE_INT) return 0;
     return ajp_format_i64(n, dst);
+}
+
+/* -- runs of numbers in an array -------------------------------------------------------- */
+
+/* Writes items[i], items[i + 1], ... of an array of n items at data + *length, each after a
+   comma (but the item at index 0), for as long as each is an exact float that is finite or
+   an exact int within +-(2^53 - 1) and at least 64 bytes of room are left below cap; returns
+   the index of the first item not written (i when none was).  No Python code runs here and
+   nothing can fail, so the items cannot change under the loop; the canonical writer's
+   general per-item path (_put_array) takes the item this stops at.  Coordinates, meshes and
+   number arrays are such runs: each number costs its digits and a type test. */
+AJP_ALWAYS_INLINE Py_ssize_t ajp_put_numbers_inline(PyObject *const *items, Py_ssize_t i, Py_ssize_t n, char *data,
+                                                   Py_ssize_t *length, Py_ssize_t cap) {
+    Py_ssize_t len = *length;
+    for (; i < n && cap - len >= 64; i++) {
+        PyObject *v = items[i];
+        char *dst = data + len;
+        dst[0] = ',';
+        dst += i != 0;
+        if (Py_IS_TYPE(v, &PyFloat_Type)) {
+            const double x = PyFloat_AS_DOUBLE(v);
+            uint64_t bits;
+            memcpy(&bits, &x, sizeof bits);
+            if ((~bits & (0x7FFull << 52)) == 0) break;   /* inf and nan: refused by the general path */
+            dst += ajp_format_double_inline(x, dst);
+        } else if (Py_IS_TYPE(v, &PyLong_Type)) {
+            long long m;
+            if (!ajp_long_value(v, &m) || m > AJP_MAX_SAFE_INT || m < -AJP_MAX_SAFE_INT) break;
+            dst += ajp_format_i64(m, dst);
+        } else {
+            break;
+        }
+        len = dst - data;
+    }
+    *length = len;
+    return i;
+}
+
+static Py_ssize_t ajp_put_numbers(PyObject *const *items, Py_ssize_t i, Py_ssize_t n, char *data, Py_ssize_t *length,
+                                  Py_ssize_t cap) {
+    return ajp_put_numbers_inline(items, i, n, data, length, cap);
+}
+
+/* A whole exact list of finite floats and safe ints (a coordinate pair, a vector), as item
+   i of the array being written (after a comma when i != 0): writes "[...]" and returns 1,
+   or returns 0 having written nothing (an empty list, another item, too little room), for
+   the general path.  Saves a nested list its pass through the general path (_put_value). */
+static int ajp_put_number_list(PyObject *list, Py_ssize_t i, char *data, Py_ssize_t *length, Py_ssize_t cap) {
+    const Py_ssize_t n = PyList_GET_SIZE(list);
+    Py_ssize_t len = *length + (i != 0) + 1;
+    PyObject *first;
+    if (n == 0 || cap - len < 65) return 0;   /* the comma and '[' land below the loop's 64 bytes and ']' */
+    first = PyList_GET_ITEM(list, 0);
+    if (!Py_IS_TYPE(first, &PyFloat_Type) && !Py_IS_TYPE(first, &PyLong_Type)) return 0;
+    data[*length] = ',';
+    data[len - 1] = '[';
+    /* cap - 1 keeps the byte for ']' */
+    if (ajp_put_numbers_inline(((PyListObject *)list)->ob_item, 0, n, data, &len, cap - 1) != n) return 0;
+    data[len] = ']';
+    *length = len + 1;
+    return 1;
 }
 
 #endif /* AJPCORE_NUMBER_FORMAT_H */

@@ -13,6 +13,10 @@ cdef extern from "number_format.h":
     int ajp_format_i64(long long v, char* out) nogil
     bint ajp_long_value(PyObject* v, long long* out) nogil
     int ajp_put_safe_int(char* dst, Py_ssize_t room, PyObject* v) nogil
+    Py_ssize_t ajp_put_numbers(PyObject** items, Py_ssize_t i, Py_ssize_t n, char* data, Py_ssize_t* length,
+                               Py_ssize_t cap) nogil
+    int ajp_put_number_list(PyObject* a, Py_ssize_t i, char* data, Py_ssize_t* length, Py_ssize_t cap) nogil
+    PyObject** PySequence_Fast_ITEMS(object a)
 
 
 cdef void _init_g_table():

@@ -92,6 +92,22 @@ def twins():
     return load_twin("c"), load_twin("py")
 
 
+def same_canonical(twins, value):
+    """Both twins' ``canonicalize(value)``: the same bytes (returned), or the same refusal (None)."""
+    from ajpcore.errors import EncodeError
+
+    native, pure = twins
+    try:
+        expected = pure.canonicalize(value)
+    except EncodeError as exc:
+        with pytest.raises(EncodeError) as info:
+            native.canonicalize(value)
+        assert str(info.value) == str(exc)
+        return None
+    assert native.canonicalize(value) == expected
+    return expected
+
+
 def run_python(*args, stdin=b"", env=None):
     """Run ``python *args`` as a user would: from a neutral directory, so the installed
     ajpcore is imported, never the source tree in the current directory."""
