@@ -556,7 +556,10 @@ AJP_ALWAYS_INLINE Py_ssize_t ajp_put_numbers_inline(PyObject *const *items, Py_s
     return i;
 }
 
-static Py_ssize_t ajp_put_numbers(PyObject *const *items, Py_ssize_t i, Py_ssize_t n, char *data, Py_ssize_t *length,
+/* Out of line (as ajp_put_number_list): inlined into the canonical writer's array step, the
+   formatter's buffers would enlarge every frame of its recursion, and the deepest value
+   accepted (MAX_DEPTH) would no longer fit a 128 KiB thread stack (musl's default). */
+AJP_NOINLINE Py_ssize_t ajp_put_numbers(PyObject *const *items, Py_ssize_t i, Py_ssize_t n, char *data, Py_ssize_t *length,
                                   Py_ssize_t cap) {
     return ajp_put_numbers_inline(items, i, n, data, length, cap);
 }
@@ -565,7 +568,7 @@ static Py_ssize_t ajp_put_numbers(PyObject *const *items, Py_ssize_t i, Py_ssize
    i of the array being written (after a comma when i != 0): writes "[...]" and returns 1,
    or returns 0 having written nothing (an empty list, another item, too little room), for
    the general path.  Saves a nested list its pass through the general path (_put_value). */
-static int ajp_put_number_list(PyObject *list, Py_ssize_t i, char *data, Py_ssize_t *length, Py_ssize_t cap) {
+AJP_NOINLINE int ajp_put_number_list(PyObject *list, Py_ssize_t i, char *data, Py_ssize_t *length, Py_ssize_t cap) {
     const Py_ssize_t n = PyList_GET_SIZE(list);
     Py_ssize_t len = *length + (i != 0) + 1;
     PyObject *first;

@@ -46,6 +46,7 @@ MOVES = {
     "test_canonical_fastpaths.py": "canonical/test_fast_paths_agree_with_the_reference.py",
     "test_canonical_properties.py": "canonical/test_properties.py",
     "test_number_format.py": "canonical/test_number_to_string.py",
+    "test_canonical_number_runs.py": "canonical/test_number_runs_in_arrays.py",
     # decode: the strict I-JSON decoder, both twins, every SIMD level
     "test_decode.py": "decode/test_decode.py",
     "test_decode_ascii_escapes.py": "decode/test_ascii_escapes.py",
@@ -59,6 +60,7 @@ MOVES = {
     "test_decode_text_names.py": "decode/test_non_ascii_member_names.py",
     "test_decode_utf8_simd.py": "decode/test_utf8_strings.py",
     "test_decode_windows.py": "decode/test_number_windows.py",
+    "test_decode_whitespace.py": "decode/test_whitespace.py",
     "test_jsontestsuite.py": "decode/test_jsontestsuite.py",
     # signing: keys, signatures, HMAC tags
     "test_signing.py": "signing/test_sign_and_verify.py",
@@ -82,6 +84,7 @@ MOVES = {
     # receive: receive_offer, Receiver, its answers, adapters and servers
     "test_ajp_receive.py": "receive/test_receive_offer.py",
     "test_receive_fast_paths.py": "receive/test_fast_paths.py",
+    "test_offer_shape.py": "receive/test_offer_shape_proof.py",
     "test_receiver.py": "receive/test_receiver.py",
     "test_receiver_adapters.py": "receive/test_adapters.py",
     "test_receiver_defaults.py": "receive/test_defaults.py",
@@ -131,6 +134,7 @@ MOVES = {
     # native: the backend switch and the native core's own coverage
     "test_backend.py": "native/test_backend.py",
     "test_native_coverage.py": "native/test_coverage.py",
+    "test_threads.py": "native/test_threads_release_the_gil.py",
     # project: the layout, the package contents, the bench report
     "test_layout.py": "project/test_layout.py",
     "test_packaging.py": "project/test_packaging.py",
