@@ -23,8 +23,8 @@ In the order they run (``wheels`` first: later jobs reuse what it builds in ``di
 - ``simd``: the decode and canonicalize twin tests at the SIMD levels the ``tests-3.X`` jobs
   do not run (``AJPCORE_SIMD=sse2`` on the 3.11 wheel; a core built with ``-DAJPCORE_NO_SIMD``).
 - ``docs``: the documentation site (mkdocs.yml, docs/), built ``--strict``, then checked by
-  tests/test_docs_site.py (pages, nav, links, API names, headless Chromium) and
-  tests/test_docs_snippets.py (every ``python`` block of every page runs).
+  tests/docs/test_site.py (pages, nav, links, API names, headless Chromium) and
+  tests/docs/test_snippets.py (every ``python`` block of every page runs).
 - ``examples``: the receivers of examples/ behind uvicorn and gunicorn, driven from Node and
   Python, and ``mypy --strict examples/``.
 - ``a2a_interop``: ``ajpcore.a2a`` against the pinned A2A SDKs (a2a-python in its own venv,
@@ -373,21 +373,22 @@ def callgrind(session: nox.Session) -> None:
 # each lower run-time level of the 3.11 wheel, then runs a -DAJPCORE_NO_SIMD build (scalar).  A
 # level the CPU lacks skips with the reason, and fails under CI=true.  Two pytest workers.
 SIMD_TESTS = [
-    "tests/test_backend.py",
-    "tests/test_decode_fastpaths.py",
-    "tests/test_decode_small_paths.py",
-    "tests/test_decode_text_names.py",
-    "tests/test_decode_utf8_simd.py",
-    "tests/test_decode_ascii_escapes.py",
-    "tests/test_decode_long_fractions.py",
-    "tests/test_decode_exponents.py",
-    "tests/test_decode_windows.py",
-    "tests/test_decode_str_header.py",
-    "tests/test_decode_properties.py",
-    "tests/test_jsontestsuite.py",
-    "tests/test_canonical_fastpaths.py",
-    "tests/test_canonical_properties.py",
-    "tests/test_number_format.py",
+    "tests/native/test_backend.py",
+    "tests/decode/test_fast_paths_agree_with_the_reference.py",
+    "tests/decode/test_small_documents.py",
+    "tests/decode/test_non_ascii_member_names.py",
+    "tests/decode/test_utf8_strings.py",
+    "tests/decode/test_ascii_escapes.py",
+    "tests/decode/test_long_fractions.py",
+    "tests/decode/test_exponents.py",
+    "tests/decode/test_number_windows.py",
+    "tests/decode/test_string_header.py",
+    "tests/decode/test_properties.py",
+    "tests/decode/test_whitespace.py",
+    "tests/decode/test_jsontestsuite.py",
+    "tests/canonical/test_fast_paths_agree_with_the_reference.py",
+    "tests/canonical/test_properties.py",
+    "tests/canonical/test_number_to_string.py",
 ]
 SIMD_LEVELS = ("scalar", "sse2", "avx2")
 """As ``ajpcore._core_c.SIMD_LEVELS``: the job checks the installed core says the same."""
@@ -451,8 +452,8 @@ def docs(session: nox.Session) -> None:
     session.log(f"site built in {site}")
     env = {"AJPCORE_DOCS_SITE": str(site), "PYTHONPATH": str(ROOT)}
     pytest = ("python", "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider")
-    session.run(*pytest, "tests/test_docs_snippets.py", env=env)
-    session.run(*pytest, "-s", "tests/test_docs_site.py", env=env)  # -s: it prints where the screenshots are
+    session.run(*pytest, "tests/docs/test_snippets.py", env=env)
+    session.run(*pytest, "-s", "tests/docs/test_site.py", env=env)  # -s: it prints where the screenshots are
 # --- end docs ---------------------------------------------------------------------------------------
 
 # --- examples: the receivers of examples/ behind real servers (issue 21) -------------------------
@@ -470,17 +471,17 @@ def examples(session: nox.Session) -> None:
     session.install(_tools_wheel(session) + "[test]", *EXAMPLE_PACKAGES)  # the wheels job's wheel: no build
     session.run("mypy", "--strict", "examples/")
     session.chdir(str(Path(tempfile.mkdtemp(prefix="ajpcore-examples-"))))  # the installed ajpcore, not the tree
-    session.run("python", "-m", "pytest", str(ROOT / "tests/test_receiver_examples.py"), "-q", "-s",
+    session.run("python", "-m", "pytest", str(ROOT / "tests/receive/test_examples_behind_servers.py"), "-q", "-s",
                 "-p", "no:randomly", "-p", "no:cacheprovider", f"--rootdir={ROOT}")
 # --- end examples ------------------------------------------------------------------------------
 
 # --- A2A SDK interop (issue 22) ------------------------------------------------------------------
 # a2a-python in a venv of its own, so its dependencies (protobuf, PyJWT, httpx, pydantic...) never
-# enter the main test venvs.  Runs tests/test_a2a_interop.py with AJPCORE_A2A_INTEROP=1, under which
+# enter the main test venvs.  Runs tests/a2a/test_sdk_interop.py with AJPCORE_A2A_INTEROP=1, under which
 # a missing SDK fails instead of skipping; the Node half uses the npm ci of tests/interop-a2a that
 # .ci/run names in AJPCORE_A2A_NODE_MODULES (without node the job fails: CI must check both SDKs).
 A2A_SDK_PIN = "a2a-sdk[signing,http-server]==1.3.0"
-"""The SDK, with the Starlette card routes the adapter tests serve (tests/test_a2a_interop.py)."""
+"""The SDK, with the Starlette card routes the adapter tests serve (tests/a2a/test_sdk_interop.py)."""
 
 
 @nox.session(python=TOOLS_PYTHON)
@@ -488,7 +489,7 @@ def a2a_interop(session: nox.Session) -> None:
     """ajpcore.a2a against a2a-python (pinned, this venv) and @a2a-js/sdk (pinned, npm)."""
     _clean_env(session, AJPCORE_REQUIRE_EXTENSIONS="1", AJPCORE_A2A_INTEROP="1")
     session.install(_tools_wheel(session), "pytest>=7", "hypothesis>=6.100", "pytest-benchmark>=4", "uvicorn", A2A_SDK_PIN)
-    session.run("pytest", "-q", "-p", "no:randomly", "tests/test_a2a_interop.py", "bench/test_a2a.py", "--benchmark-disable")
+    session.run("pytest", "-q", "-p", "no:randomly", "tests/a2a/test_sdk_interop.py", "bench/test_a2a.py", "--benchmark-disable")
 # --- end A2A SDK interop ---------------------------------------------------------------------------
 
 # --- fuzz: coverage-guided fuzzing of the native core (issue 20 §5) ----------------------------

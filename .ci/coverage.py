@@ -11,7 +11,7 @@ lists of such paths it refers to, like ``SIMD_TESTS``); ``tests/fuzz/run_all.py`
 ``Programming Language :: Python :: 3.X`` classifier.  Prints a Markdown table, one row per
 file of either revision, and fails when a file loses a job (other than ``package``, whose
 checks moved to ``wheels``) or is run by no job.  A file git sees as renamed between the two
-revisions (tests/<concept>/ moves, tools/tests_by_concept.py) is one row, ``old -> new``.
+revisions (the tests/<concept>/ move of issue 34) is one row, ``old -> new``.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ A date-time without an offset is local time on the SDK's server: reported as
 ``LOCAL`` with the time value it has in UTC; the caller decides only when every
 offset within a day gives the same verdict.  Anything else (other strings V8's
 legacy parser guesses at, arrays, objects) is ``UNKNOWN``.  Measured against
-node 20 in ``tests/test_ajp.py``.
+node 20 in ``tests/envelopes/test_ajp_envelopes.py``.
 """
 
 from __future__ import annotations

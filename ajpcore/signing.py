@@ -220,7 +220,7 @@ def _legacy_form(rest: dict[str, Any]) -> dict[str, Any]:
     ``Object.prototype``, which is serialized with K in turn; on it every
     member of K is a function (omitted) except ``__proto__``, whose getter gives
     ``null``.  So each such object gains ``"__proto__":{"__proto__":null}``
-    (measured against node 20, ``tests/test_signing.py``).  Every other
+    (measured against node 20, ``tests/signing/test_sign_and_verify.py``).  Every other
     inherited ``Object.prototype`` member is a function, which JSON.stringify
     omits.
 

@@ -260,7 +260,7 @@ cdef int _fail_name(Writer* w, PyObject* key, bint duplicate) except -1:
 # _put_dict and _put_array are inlined into _put_value, their only caller, by declaring them
 # always_inline in C (as decoder.pxi does for _parse_key): the three recurse through each other,
 # and one frame per level is what lets the deepest value accepted (MAX_DEPTH) fit a 128 KiB
-# thread stack (musl's default; tests/test_hostile_callers.py).  Left to GCC, the choice moved
+# thread stack (musl's default; tests/receive/test_hostile_callers.py).  Left to GCC, the choice moved
 # with the array step's size: once it grew, _put_dict went out of line and a level of objects
 # took two frames (144 + 144 bytes, 147 KiB for 512 levels).  The names are Cython's; were they
 # to change, the declarations would name nothing and that test would fail.

@@ -28,7 +28,7 @@
    Anywhere else, a debug build (Py_DEBUG fills new strings with a pattern and checks them;
    Py_TRACE_REFS links every object into a list), the free-threaded build (another object
    header), PyPy, or a version after 3.14 whose layout is not known here, it is PyUnicode_New
-   itself.  tests/test_decode_str_header.py checks each header against _PyUnicode_CheckConsistency
+   itself.  tests/decode/test_string_header.py checks each header against _PyUnicode_CheckConsistency
    and against the header CPython gives the same text. */
 #ifndef AJPCORE_DECODER_STR_H
 #define AJPCORE_DECODER_STR_H

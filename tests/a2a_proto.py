@@ -2,7 +2,7 @@
 
 Enough of proto3 for the A2A file (messages, ``optional``, ``repeated``, ``map<,>``,
 ``oneof`` blocks, ``[(google.api.field_behavior) = REQUIRED]``), so that
-``tests/test_a2a_proto.py`` can hold ``ajpcore.a2a``'s field table to the published file.
+``tests/a2a/test_proto_fields.py`` can hold ``ajpcore.a2a``'s field table to the published file.
 """
 
 import re

@@ -1,4 +1,4 @@
-"""A receiver worker for the state tests, run as a child process (tests/test_state_guards.py).
+"""A receiver worker for the state tests, run as a child process (tests/state/test_replay_guards.py).
 
 ``serve OFFERS GATE``: loads the offers of ``OFFERS`` (one JSON offer per line)
 once, then for n = 0, 1, ... waits for ``GATE/job-<n>.json`` (``{"backend",
@@ -17,7 +17,7 @@ writes each outcome (``"pinned"``, ``"KEY_ROTATED"``, ``"rotated"``,
 ``"KEY_ROTATION_REFUSED"``) to ``OUT``.
 
 ``take-and-hang BACKEND SPEC JOBS JOB_ID``: a Receiver admits the offer of ``JOB_ID``, its
-``run`` prints ``taking`` and hangs (tests/test_state_exactly_once.py kills it with SIGKILL).
+``run`` prints ``taking`` and hangs (tests/state/test_exactly_once.py kills it with SIGKILL).
 
 ``admit-loop BACKEND SPEC``: admits and confirms job_0, job_1, ... forever,
 printing each id once its confirm has returned; the test kills it with SIGKILL.
@@ -40,7 +40,7 @@ from ajpcore.timestamps import timestamp_micros
 
 SECRET = "state-test-secret"
 NOW = "2026-03-05T10:00:01Z"
-RECEIVER = "provenance:domain:receiver.example"  # the `to` of tests/test_state_guards.py's offers
+RECEIVER = "provenance:domain:receiver.example"  # the `to` of tests/state/test_replay_guards.py's offers
 NOW_US = timestamp_micros(NOW)
 
 

@@ -11,7 +11,7 @@ needs); ``None`` means "not proven here", never "invalid", and the pipeline then
 engine and the rules, which decide and name every problem with today's texts.  So an answer is
 exact whenever it is given.  Where the schema's check is one this module does not restate in full
 (``format: uri``: RFC 3986), the subset it proves is plainly inside the RFC's grammar (no
-userinfo, no IP literal) and anything else is left to the engine.  ``tests/test_offer_shape.py``
+userinfo, no IP literal) and anything else is left to the engine.  ``tests/receive/test_offer_shape_proof.py``
 holds both twins to jsonschema-rs on generated offers.
 
 ``value`` is what ``decode`` returned (exact ``dict``/``list``/``str``/``int``/``float``/``bool``/

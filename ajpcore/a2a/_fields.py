@@ -6,7 +6,7 @@ Kinds: ``implicit`` (a proto3 scalar without ``optional``: its default value is
 not serialized), ``optional`` (explicit presence), ``repeated``, ``map`` (the type
 is the value type), ``message`` (a singular message: explicit presence),
 ``oneof`` (a member of a ``oneof``: explicit presence); ``required:<kind>`` marks
-``[(google.api.field_behavior) = REQUIRED]``.  ``tests/test_a2a_proto.py`` holds
+``[(google.api.field_behavior) = REQUIRED]``.  ``tests/a2a/test_proto_fields.py`` holds
 this table to the proto file, so it cannot drift from what it claims to copy.
 """
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 try:
     import hypothesis as _hypothesis  # noqa: F401  (checked here, before the modules that use it)
-except ModuleNotFoundError as _exc:  # pragma: no cover - exercised by tests/test_packaging.py in a subprocess
+except ModuleNotFoundError as _exc:  # pragma: no cover - exercised by tests/project/test_packaging.py in a subprocess
     if _exc.name != "hypothesis":
         raise
     raise ModuleNotFoundError(

@@ -13,7 +13,7 @@ definitions (not imported from ajpcore), canonical text comes from ``reference.j
 signatures from pyca/cryptography: RFC 8032 keys, RFC 6979 deterministic ECDSA, RSA
 PKCS#1 v1.5, and PSS with salts derived from the message so the file is reproducible.
 The ``sdk`` payloads are also checked against a2a-python and @a2a-js/sdk by
-``tests/test_a2a_interop.py``.  Keys are public test keys: never use them in production.
+``tests/a2a/test_sdk_interop.py``.  Keys are public test keys: never use them in production.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """What the docs build (``hooks.py``) and the docs tests share: pages, includes, links, the error table, code blocks.
 
-Imports nothing of MkDocs, so ``tests/test_docs_snippets.py`` runs in the plain test suite.
+Imports nothing of MkDocs, so ``tests/docs/test_snippets.py`` runs in the plain test suite.
 
 - Pages are the Markdown files under ``docs/`` (``_tools/`` excluded).  Four of them are written
   on other branches (``OPTIONAL_PAGES``): while one is missing, its nav entry is dropped and a link
@@ -53,7 +53,7 @@ SITE_WORDING: Dict[str, List[Tuple[str, str]]] = {
     ],
 }
 """Per included file, (pattern, replacement) pairs for sentences that speak of the repository only.
-A pattern that no longer matches changes nothing; tests/test_docs_site.py checks the built front page."""
+A pattern that no longer matches changes nothing; tests/docs/test_site.py checks the built front page."""
 
 INCLUDE_RE = re.compile(r"^<!-- include: (?P<path>\S+)(?P<options>(?: [a-z-]+=\S+)*) -->[ \t]*$")
 NOT_RUN_RE = re.compile(r"^\s*<!-- not-run: (?P<reason>\S.*?) -->\s*$")

@@ -1,4 +1,4 @@
-// @a2a-js/sdk (pinned in package.json / package-lock.json) answering tests/test_a2a_interop.py.
+// @a2a-js/sdk (pinned in package.json / package-lock.json) answering tests/a2a/test_sdk_interop.py.
 //
 // Usage: node a2a_js.mjs --modules DIR < tasks.json > results.json
 // tasks.json: {"tasks": [{"op": "canonicalize", "card"} | {"op": "sign", "card", "jwk", "protected"}

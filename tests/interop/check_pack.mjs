@@ -1,4 +1,4 @@
-// The JavaScript side of ajpcore's interop check (run by tests/test_interop_node.py).
+// The JavaScript side of ajpcore's interop check (run by tests/conformance/test_node_reference.py).
 //
 //   node check_pack.mjs --modules DIR [--pack DIR] [--docs-in FILE] [--docs-out FILE --count N --seed S]
 //

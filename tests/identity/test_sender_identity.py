@@ -369,7 +369,7 @@ def test_new_offer_round_trips_through_receive_offer(task_input):
 
 # -- the README's worked example and error table -------------------------------------------
 
-README = Path(__file__).resolve().parent.parent / "docs" / "provenance.md"  # worked example and identity codes (were in README.md)
+README = Path(__file__).resolve().parent.parent.parent / "docs" / "provenance.md"  # worked example and identity codes (were in README.md)
 EXAMPLE_DECLARATION = {
     "provenance": "0.2",
     "name": "Research Agent",

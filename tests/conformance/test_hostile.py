@@ -23,7 +23,7 @@ import pytest
 from ajpcore import conformance
 from ajpcore.conformance import PACK_FILES, PackError
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PACK = REPO / "conformance"
 needs_symlinks = pytest.mark.skipif(not hasattr(os, "symlink") or sys.platform == "win32", reason="POSIX links")
 

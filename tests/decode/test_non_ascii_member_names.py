@@ -15,7 +15,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from test_decode_fastpaths import SETTINGS, agree
+from decode.test_fast_paths_agree_with_the_reference import SETTINGS, agree
 
 KEY_CACHE_MAX_LEN = 64  # native/decoder_names.pxi: longest name body (bytes) either name cache keeps
 TEXT_KEY_CACHE_SIZE = 512  # native/decoder_names.pxi: slots of the text-name cache

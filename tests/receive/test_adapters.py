@@ -1,7 +1,7 @@
 """The ASGI and WSGI applications of ``ajpcore.ajp.adapters`` (issue 31, item 2), called directly as a
 server calls them, on both core twins: the new user's cases (sent, status, body, runs), the body bound
 as a streaming read limit, the Content-Type rule, 202/409/413/415/429/503 with Retry-After, routing,
-mounting, and the host's callbacks (sync and async).  Behind real servers: tests/test_receiver_examples.py.
+mounting, and the host's callbacks (sync and async).  Behind real servers: tests/receive/test_examples_behind_servers.py.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from ajpcore import DecodeError
-from test_decode_fastpaths import LINEAR_NAMES, SETTINGS, agree
+from decode.test_fast_paths_agree_with_the_reference import LINEAR_NAMES, SETTINGS, agree
 
 TREE_INLINE = 64  # native/decoded_tree.pxi: members held inside the parser before the stack grows
 FRAMES_INLINE = 16  # open containers held inside the parser before the frame stack grows

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from test_decode_fastpaths import SETTINGS, agree
+from decode.test_fast_paths_agree_with_the_reference import SETTINGS, agree
 
 DIGITS = st.text("0123456789", min_size=1, max_size=26)
 

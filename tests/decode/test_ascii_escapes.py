@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from test_decode_fastpaths import SETTINGS, agree
+from decode.test_fast_paths_agree_with_the_reference import SETTINGS, agree
 
 ESC_CAP = 4096  # native/decoder_ascii_escapes.h: characters after the first escape read in one pass
 

@@ -413,7 +413,7 @@ def test_any_params_sign_and_verify_under_their_profile(value, profile):
 def test_twins_agree_on_every_pack_payload(twins):
     from pathlib import Path
 
-    cases = json.loads((Path(__file__).resolve().parents[1] / "conformance" / "a2a.json").read_bytes())["cases"]
+    cases = json.loads((Path(__file__).resolve().parents[2] / "conformance" / "a2a.json").read_bytes())["cases"]
     native, pure = twins
     for case in (c for c in cases if "payloads" in c):
         for profile, text in case["payloads"].items():

@@ -22,8 +22,8 @@ import json
 
 import pytest
 
-from test_decode_fastpaths import agree
-from test_decode_windows import _containers
+from decode.test_fast_paths_agree_with_the_reference import agree
+from decode.test_number_windows import _containers
 
 RUNS = ["", " ", "\n", "\t", "\r\n", "\n\n"] + [
     lead + " " * width + tail

@@ -23,7 +23,7 @@ import json
 
 import pytest
 
-from test_decode_fastpaths import LINEAR_NAMES, agree
+from decode.test_fast_paths_agree_with_the_reference import LINEAR_NAMES, agree
 
 WINDOW = 64  # native/decoder_numbers.h AJPCORE_NUMBER_WINDOW
 SHORT_NAME = 15  # native/decoder_scan.h AJPCORE_SHORT_NAME

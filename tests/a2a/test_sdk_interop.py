@@ -30,7 +30,7 @@ import ajpcore
 from ajpcore import a2a
 from ajpcore.keys import Ed25519PrivateKey
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parent.parent
 INTEROP = HERE / "interop-a2a"
 PACK = HERE.parent / "conformance" / "a2a.json"
 NODE = shutil.which("node")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent.parent.parent
 MAX_NOT_RUN = 2
 """Blocks allowed to carry a not-run marker, across the whole site (CONTRIBUTING's class sketch is one)."""
 

@@ -9,7 +9,7 @@ import pytest
 
 from ajpcore import EncodeError
 
-JCS = Path(__file__).parent / "vectors" / "jcs"
+JCS = Path(__file__).parent.parent / "vectors" / "jcs"
 JCS_CASES = sorted(p.name for p in (JCS / "input").glob("*.json"))
 
 

@@ -579,7 +579,7 @@ def test_docs_tables_have_the_receiver_codes():
     # WRONG_RECIPIENT is no identity failure, so docs/receiving.md names it with its status.
     from pathlib import Path
 
-    docs = Path(__file__).resolve().parent.parent / "docs"
+    docs = Path(__file__).resolve().parent.parent.parent / "docs"
     table = (docs / "provenance.md").read_text("utf-8").split("<!-- identity-codes:begin -->")[1].split("<!-- identity-codes:end -->")[0]
     row = next(line for line in table.splitlines() if line.startswith(f"| `{DeclarationUnreachable.code}` |"))
     assert f"| {DeclarationUnreachable.status} |" in row and DeclarationUnreachable.__name__ in row

@@ -19,7 +19,7 @@ from ajpcore.iatp import (
 from ajpcore.keys import Ed25519PrivateKey
 from ajpcore.strategies import manifests
 
-README = Path(__file__).resolve().parent.parent / "docs" / "iatp.md"  # the manifest signature format (was in README.md)
+README = Path(__file__).resolve().parent.parent.parent / "docs" / "iatp.md"  # the manifest signature format (was in README.md)
 SEED = bytes(range(32))
 KEY = Ed25519PrivateKey.from_seed(SEED)
 OTHER = Ed25519PrivateKey.from_seed(bytes(32))

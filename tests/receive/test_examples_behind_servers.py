@@ -32,7 +32,7 @@ import ajpcore
 from ajpcore import Ed25519PrivateKey, ajp
 from ajpcore.provenance import sign_declaration
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent.parent.parent
 EXAMPLES = ROOT / "examples"
 IN_CI = os.environ.get("CI", "").strip().lower() == "true"
 

@@ -5,7 +5,7 @@ import io
 import re
 from pathlib import Path
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "a2a.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "a2a.md"
 
 
 def _blocks(kind):

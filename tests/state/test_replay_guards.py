@@ -31,7 +31,7 @@ from ajpcore import Busy, InvalidMessage, ReplayedMessage, StateUnavailable, ajp
 from state_servers import IN_CI, Awaiting, RedisServer, child_env, need_redis, redis_server, redis_url  # noqa: F401 (fixture)
 from state_worker import NOW, NOW_US, SECRET
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parent.parent
 WORKER = str(HERE / "state_worker.py")
 S = 1_000_000  # one second in µs
 BACKENDS = ["memory", "sqlite", "async-sqlite", "redis", "async-redis"]

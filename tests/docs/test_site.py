@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent.parent.parent
 SITE = os.environ.get("AJPCORE_DOCS_SITE")
 pytestmark = pytest.mark.skipif(not SITE, reason="needs a built site: run `nox -s docs` (sets AJPCORE_DOCS_SITE)")
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

@@ -26,7 +26,7 @@ from ajpcore import provenance
 from ajpcore.provenance import FileKeyPins, MemoryKeyPins, sign_notice
 from state_servers import child_env, need_redis, pins, redis_url  # noqa: F401 (fixtures)
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parent.parent
 WORKER = str(HERE / "state_worker.py")
 PID = "provenance:domain:agent.example.com"
 K1, K2, K3 = (Ed25519PrivateKey.from_seed(bytes([i]) * 32) for i in (1, 2, 3))

@@ -13,7 +13,7 @@ from ajpcore import conformance
 from ajpcore.conformance import PACK_FILES, PackError
 from conftest import run_python
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PACK = REPO / "conformance"
 BUNDLED = REPO / "ajpcore" / "conformance" / "pack"
 MINIMUM = {"canonical.json": 200, "signatures.json": 100, "decode.json": 150, "envelopes.json": 50, "a2a.json": 70}

@@ -28,7 +28,7 @@ from ajpcore import ajp
 from state_servers import RedisServer, child_env, need_redis
 from state_worker import NOW, NOW_US, RECEIVER, SECRET, offer_bytes
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parent.parent
 WORKER = str(HERE / "state_worker.py")
 NOW_S = NOW_US // 1_000_000  # POSIX seconds: the sender's clock starts here
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parent.parent
 SCRIPT = HERE / "interop" / "check_pack.mjs"
 LOCK = HERE / "interop" / "package-lock.json"
 PACK = HERE.parent / "conformance"
