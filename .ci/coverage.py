@@ -110,15 +110,25 @@ def jobs(rev: str | None) -> dict[str, set[str]]:
 
 
 def renames(before_rev: str, after_rev: str | None) -> dict[str, str]:
-    """New path -> old path of every test file git sees renamed from ``before_rev`` to ``after_rev``."""
-    out = subprocess.run(["git", "diff", "-M", "--name-status", "--diff-filter=R", before_rev, *([after_rev] if after_rev else [])],
-                         cwd=ROOT, check=True, capture_output=True, text=True).stdout
-    found = {}
-    for line in out.splitlines():
+    """New path -> old path of every test file renamed from ``before_rev`` to ``after_rev``.
+
+    Each commit's renames, chained (``a -> b`` then ``b -> c`` is ``a -> c``): a file that was
+    moved in one commit and much edited in others is still found, where a single diff of the two
+    revisions would see a deletion and an addition.  The working tree's own renames (staged or
+    not) come from one last diff against HEAD.
+    """
+    log = subprocess.run(["git", "log", "--reverse", "-M", "--name-status", "--diff-filter=R", "--format=",
+                          f"{before_rev}..{after_rev or 'HEAD'}"], cwd=ROOT, check=True, capture_output=True, text=True).stdout
+    if after_rev is None:
+        log += subprocess.run(["git", "diff", "-M", "--name-status", "--diff-filter=R", "HEAD"],
+                              cwd=ROOT, check=True, capture_output=True, text=True).stdout
+    origin: dict[str, str] = {}
+    for line in log.splitlines():
+        if not line.strip():
+            continue
         _, old, new = line.split("\t")
-        if re.search(r"(^|/)test_\w+\.py$", new):
-            found[new] = old
-    return found
+        origin[new] = origin.pop(old, old)
+    return {new: old for new, old in origin.items() if re.search(r"(^|/)test_\w+\.py$", new)}
 
 
 def main(argv: list[str]) -> int:
