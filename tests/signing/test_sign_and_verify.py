@@ -2,6 +2,7 @@
 
 import base64
 import copy
+import gc
 import hmac
 import os
 import tracemalloc
@@ -437,26 +438,42 @@ def test_legacy_form_agrees_with_node(core, index):
 # -- memory: the MAC rides along the stream -------------------------------------------
 
 
-def peak_allocation(func):
-    tracemalloc.start()
-    try:
-        func()
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+def peak_allocation(func, bound=None):
+    """The peak of memory traced while ``func`` runs (the lowest of up to three runs over ``bound``).
+
+    tracemalloc traces every thread: a thread an earlier test left behind in this worker (a
+    store's worker thread, a client's) can allocate during the run, which a sequential run never
+    showed but a pytest-xdist worker did once (the pure twin: 185 kB in a full run, 55 kB alone).
+    A run over ``bound`` is tried again, after a collection: a function that holds more than
+    ``bound`` does so every time.
+    """
+    peak = None
+    for _ in range(3 if bound is not None else 1):
+        gc.collect()
+        tracemalloc.start()
+        try:
+            func()
+            run = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        peak = run if peak is None else min(peak, run)
+        if bound is None or peak <= bound:
+            break
+    return peak
 
 
 def test_hmac_signing_memory_is_bounded(core):
     body = data.value("mixed8m")
     sign({"warm": "the key cache"}, secret=data.SECRET)
-    peak = peak_allocation(lambda: sign(body, secret=data.SECRET))
-    assert peak <= signing.SIGN_CHUNK_SIZE + 64 * 1024
+    bound = signing.SIGN_CHUNK_SIZE + 64 * 1024
+    peak = peak_allocation(lambda: sign(body, secret=data.SECRET), bound)
+    assert peak <= bound
     # Verifying streams the same way (only the top level is copied, without its signature);
     # shown on an ~850 KB slice to keep the pure twin's traced run short.
     slice_body = {"records": body["records"][:2000], "signature": None}
     slice_body["signature"] = sign(slice_body, secret=data.SECRET)
     assert len(orjson.dumps(slice_body)) > 800_000
-    assert peak_allocation(lambda: verify(slice_body, secret=data.SECRET)) <= signing.SIGN_CHUNK_SIZE + 64 * 1024
+    assert peak_allocation(lambda: verify(slice_body, secret=data.SECRET), bound) <= bound
     # The pipeline users write today holds the whole serialized document at once.
     size = len(orjson.dumps(body, option=orjson.OPT_SORT_KEYS))
     orjson_peak = peak_allocation(
