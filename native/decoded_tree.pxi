@@ -247,7 +247,8 @@ cdef struct OpenTree:
     Py_hash_t* hashes    # hashes[k]: the hash of the member name vals[k], one of an object's first
                          # _LINEAR_NAMES names; of a later name, its byte (_tree_repeated_name)
     Py_ssize_t n
-    Py_ssize_t cap
+    Py_ssize_t cap       # of vals
+    Py_ssize_t cap_hashes  # of hashes, at most cap: grown only when a name needs it (_tree_grow_hashes)
     Frame* frames        # the open containers, outermost first
     Py_ssize_t depth
     Py_ssize_t cap_frames
@@ -261,6 +262,7 @@ cdef void _tree_init(OpenTree* t) noexcept:
     t.hashes = t.hashes_inline
     t.n = 0
     t.cap = _TREE_INLINE
+    t.cap_hashes = _TREE_INLINE
     t.frames = t.frames_inline
     t.depth = 0
     t.cap_frames = _FRAMES_INLINE
@@ -297,17 +299,28 @@ cdef void* _grown(void* old, void* inline_buf, Py_ssize_t used, Py_ssize_t size)
 
 
 cdef int _tree_grow(OpenTree* t) except -1:
+    """Room for more members: vals alone grows (the names' hashes follow in _tree_grow_hashes).
+
+    A long array's items never need a hash: growing both stacks in step copied a hash slot per
+    item at every doubling (and held it), 8 bytes an item for nothing.
+    """
     cdef Py_ssize_t cap = t.cap * 2 + 64
     cdef PyObject** grown = <PyObject**>_grown(t.vals, t.vals_inline, t.n * sizeof(PyObject*), cap * sizeof(PyObject*))
-    cdef Py_hash_t* grown_hashes
     if grown == NULL:
         raise MemoryError()
     t.vals = grown
-    grown_hashes = <Py_hash_t*>_grown(t.hashes, t.hashes_inline, t.n * sizeof(Py_hash_t), cap * sizeof(Py_hash_t))
-    if grown_hashes == NULL:
-        raise MemoryError()
-    t.hashes = grown_hashes
     t.cap = cap
+    return 0
+
+
+cdef int _tree_grow_hashes(OpenTree* t) except -1:
+    """Room for a name's hash at t.n (< t.cap): hashes grows to vals' capacity."""
+    cdef Py_hash_t* grown = <Py_hash_t*>_grown(t.hashes, t.hashes_inline, t.cap_hashes * sizeof(Py_hash_t),
+                                                t.cap * sizeof(Py_hash_t))
+    if grown == NULL:
+        raise MemoryError()
+    t.hashes = grown
+    t.cap_hashes = t.cap
     return 0
 
 

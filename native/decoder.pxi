@@ -317,7 +317,7 @@ cdef inline Py_ssize_t _parse_key(Parser* self, Py_ssize_t i, bint first) except
     cdef bint wide
     cdef KeyEntry* e
     cdef Frame* f
-    if i < self.n and p[i] == 0x22 and t.n < t.cap and not self.allow_duplicate_keys:
+    if i < self.n and p[i] == 0x22 and t.n < t.cap_hashes and not self.allow_duplicate_keys:
         size = _short_name(p, i + 1, self.n, w)
         if size >= 0:
             e = _short_entry(w)
@@ -358,6 +358,8 @@ cdef Py_ssize_t _parse_member_name(Parser* self, Py_ssize_t i, bint first, bint 
             _fail(self, "expected a member name or `}`" if first else "expected a member name", i)
     if t.n == t.cap:  # room first: once the name exists, nothing fails before the tree owns it
         _tree_grow(t)
+    if t.n >= t.cap_hashes:
+        _tree_grow_hashes(t)
     start = i
     size = _short_name(p, start + 1, n, w) if maybe_short else -1
     if size >= 0:

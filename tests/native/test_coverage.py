@@ -14,10 +14,18 @@ the call completes with no failure left to inject, and asserts the call either g
 right result or raises ``MemoryError``, and that afterwards the twin gives the right
 result again.  Run under the sanitizer build (tests/fuzz/README.md), a double free or a
 use after free on these paths is reported.
+
+Each case runs in a fresh interpreter of its own (``_alone``): the k-th allocation is counted over
+the whole process, raw allocations made without the GIL included, so in a pytest-xdist worker the
+thread that receives the controller's messages sometimes took the failure and the worker died
+(seen in the pure job: MemoryError in execnet's receiver, "node down").
 """
 
 import gc
+import os
+import subprocess
 import sys
+import tempfile
 
 import pytest
 
@@ -97,8 +105,21 @@ TEXTS = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(TEXTS))
-def test_decode_survives_every_allocation_failure(impl, name):
+def _alone(impl, case, *args):
+    """Run ``case(impl, *args)`` (a function of this module) in a fresh interpreter, on the same twin."""
+    code = (
+        "import importlib, importlib.util, sys\n"
+        f"spec = importlib.util.spec_from_file_location('native_coverage_cases', {__file__!r})\n"
+        "cases = importlib.util.module_from_spec(spec)\n"
+        "spec.loader.exec_module(cases)\n"
+        f"cases.{case.__name__}(importlib.import_module({impl.__name__!r}), *{args!r})\n"
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))  # what this process imports
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, cwd=tempfile.gettempdir(), env=env)
+    assert done.returncode == 0, done.stderr.decode(errors="replace")[-3000:]
+
+
+def _decode_case(impl, name):
     if TEXTS[name] is None:
         from ajpcore._core_py import canonicalize
 
@@ -110,16 +131,23 @@ def test_decode_survives_every_allocation_failure(impl, name):
     assert failed > 0, "no allocation failure reached the decoder"
 
 
-@pytest.mark.parametrize("name", sorted(DOCUMENTS))
-def test_canonicalize_survives_every_allocation_failure(impl, name):
+@pytest.mark.parametrize("name", sorted(TEXTS))
+def test_decode_survives_every_allocation_failure(impl, name):
+    _alone(impl, _decode_case, name)
+
+
+def _canonicalize_case(impl, name):
     value = DOCUMENTS[name]
     expected = impl.canonicalize(value)
     assert _every_failure_point(lambda: impl.canonicalize(value), expected) > 0
 
 
-@pytest.mark.parametrize("chunk_size", [1, 65536])
 @pytest.mark.parametrize("name", sorted(DOCUMENTS))
-def test_canonicalize_into_survives_every_allocation_failure(impl, name, chunk_size):
+def test_canonicalize_survives_every_allocation_failure(impl, name):
+    _alone(impl, _canonicalize_case, name)
+
+
+def _canonicalize_into_case(impl, name, chunk_size):
     value = DOCUMENTS[name]
     expected = impl.canonicalize(value)
 
@@ -133,8 +161,13 @@ def test_canonicalize_into_survives_every_allocation_failure(impl, name, chunk_s
     _every_failure_point(streamed, expected)
 
 
-def test_reentrant_writer_survives_every_allocation_failure(impl):
-    """A ``write`` callback that canonicalizes again needs a second Writer (the spare is in use)."""
+@pytest.mark.parametrize("chunk_size", [1, 65536])
+@pytest.mark.parametrize("name", sorted(DOCUMENTS))
+def test_canonicalize_into_survives_every_allocation_failure(impl, name, chunk_size):
+    _alone(impl, _canonicalize_into_case, name, chunk_size)
+
+
+def _reentrant_writer_case(impl):
     value = _members(30)
     inner_value = {"inner": [_members(5), [1, [2, [3.5, "x" * 5000]]]]}  # not a fast-path shape
     inner = impl.canonicalize(inner_value)
@@ -155,7 +188,16 @@ def test_reentrant_writer_survives_every_allocation_failure(impl):
     _every_failure_point(reentrant, expected)
 
 
-def test_hmac_signature_survives_every_allocation_failure(impl):
+def test_reentrant_writer_survives_every_allocation_failure(impl):
+    """A ``write`` callback that canonicalizes again needs a second Writer (the spare is in use)."""
+    _alone(impl, _reentrant_writer_case)
+
+
+def _hmac_signature_case(impl):
     body = {**_members(40), "signature": "sha256:" + "0" * 64}
     expected = impl.hmac_sha256_signature(body, b"k" * 40, chunk_size=32)
     _every_failure_point(lambda: impl.hmac_sha256_signature(body, b"k" * 40, chunk_size=32), expected)
+
+
+def test_hmac_signature_survives_every_allocation_failure(impl):
+    _alone(impl, _hmac_signature_case)
