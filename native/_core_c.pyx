@@ -84,7 +84,7 @@ MAX_DEPTH = _MAX_DEPTH
 cdef long long _MAX_SAFE_INT = 9007199254740991LL
 
 
-# -- the canonical writer's state (canonical_writer.pxi), shared by the number and string writers --
+# -- the canonical writer's state (canonical_buffer.pxi), shared by the number, string and value writers --
 
 cdef enum:
     _SCRATCH = 4096       # unbounded mode starts in this stack buffer: no allocation for small documents
@@ -210,6 +210,7 @@ SIMD = SIMD_LEVELS[_simd_init()]
 # One include per concern, in the order of the pure twin's modules (ajpcore/_core_py/):
 # read each .pxi beside the .py of the same name.
 include "number_format.pxi"
+include "canonical_buffer.pxi"  # native only: the Writer the string, number and value writers fill
 include "canonical_strings.pxi"
 include "canonical_writer.pxi"
 include "decoded_tree.pxi"
