@@ -23,11 +23,10 @@ thread that receives the controller's messages sometimes took the failure and th
 
 import gc
 import os
-import subprocess
 import sys
-import tempfile
 
 import pytest
+from conftest import run_python
 
 _testcapi = pytest.importorskip("_testcapi", reason="CPython's _testcapi (set_nomemory) is not built")
 
@@ -115,7 +114,7 @@ def _alone(impl, case, *args):
         f"cases.{case.__name__}(importlib.import_module({impl.__name__!r}), *{args!r})\n"
     )
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))  # what this process imports
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, cwd=tempfile.gettempdir(), env=env)
+    done = run_python("-c", code, env=env)
     assert done.returncode == 0, done.stderr.decode(errors="replace")[-3000:]
 
 
