@@ -334,6 +334,7 @@ AJP_ALWAYS_INLINE int ajp_format_u64(uint64_t u, char *out) {
         int lz, tz;
         ajp_digits16(u, digits, &lz, &tz);
         (void)tz;
+        memset(digits + 16, 0, 16);   /* the slack copied past the length: initialised, never counted */
         memcpy(out, digits + lz, 16);
         return 16 - lz;
     }

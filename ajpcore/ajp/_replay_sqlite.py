@@ -42,17 +42,18 @@ PURGE_BATCH = 64
 """Rows the periodic purge deletes at most: more than ``PURGE_EVERY``, so the purge outruns the inserts."""
 
 # One statement for everything an admit reads: the pair (held until, digest, hold), its group's and the table's counts.
+# Plain ``?`` placeholders, each bound once: numbered ones (``?1``) bound from a sequence warn on CPython 3.12.0-3.12.3.
 _LOOKUP = (
-    "SELECT (SELECT held_until FROM replay WHERE identity = ?1 AND job_id = ?2),"
-    " (SELECT digest FROM replay WHERE identity = ?1 AND job_id = ?2),"
-    " (SELECT hold FROM replay WHERE identity = ?1 AND job_id = ?2),"
-    " (SELECT live FROM replay_groups WHERE grp = ?3), (SELECT live FROM replay_total)"
+    "SELECT (SELECT held_until FROM replay WHERE identity = ? AND job_id = ?),"
+    " (SELECT digest FROM replay WHERE identity = ? AND job_id = ?),"
+    " (SELECT hold FROM replay WHERE identity = ? AND job_id = ?),"
+    " (SELECT live FROM replay_groups WHERE grp = ?), (SELECT live FROM replay_total)"
 )
 # The common admit in one statement: a new pair, its group under the quota and the table under its bound;
 # inserts nothing otherwise (the pair held, expired, or a limit reached), and the full admit runs.
 _INSERT_NEW = (
-    "INSERT INTO replay SELECT ?1, ?2, ?3, ?4, ?5, ?6"
-    " WHERE coalesce((SELECT live FROM replay_groups WHERE grp = ?5), 0) < ?7 AND (SELECT live FROM replay_total) < ?8"
+    "INSERT INTO replay SELECT ?, ?, ?, ?, ?, ?"
+    " WHERE coalesce((SELECT live FROM replay_groups WHERE grp = ?), 0) < ? AND (SELECT live FROM replay_total) < ?"
     " ON CONFLICT DO NOTHING"
 )
 _PURGE = (
@@ -150,13 +151,13 @@ class SQLiteReplayGuard(SharedGuardSettings):
     def _admit(self, row: Tuple[Any, ...], now_us: int, limit: int, purge: bool, conn: sqlite3.Connection) -> None:
         if not purge:
             try:
-                if conn.execute(_INSERT_NEW, (*row, limit, self.max_entries)).rowcount:
+                if conn.execute(_INSERT_NEW, (*row, row[4], limit, self.max_entries)).rowcount:
                     return
             except sqlite3.OperationalError as exc:  # a read-only or full store still answers a replay below
                 if SQLiteState.is_busy(exc):
                     raise
         identity, job_id, _, digest, group, _ = row
-        held, stored, pending, live, total = conn.execute(_LOOKUP, (identity, job_id, group)).fetchone()
+        held, stored, pending, live, total = conn.execute(_LOOKUP, (identity, job_id, identity, job_id, identity, job_id, group)).fetchone()
         if held is not None:
             if held > now_us:
                 if pending is not None:

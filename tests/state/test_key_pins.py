@@ -9,7 +9,7 @@ symlinked file a symlink with its mode, and store failures are
 
 from __future__ import annotations
 
-import asyncio
+import inspect
 import json
 import os
 import stat
@@ -72,7 +72,7 @@ def test_blocking_attribute(pins):
     store = getattr(pins, "store", pins)
     name = type(store).__name__
     assert type(store).blocking is (name in ("FileKeyPins", "SQLiteKeyPins", "RedisKeyPins"))
-    assert asyncio.iscoroutinefunction(type(store).check) is name.startswith("Async")
+    assert inspect.iscoroutinefunction(type(store).check) is name.startswith("Async")
 
 
 # -- FileKeyPins: other writers, symlinks, modes -----------------------------------------------------------

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import json
 import os
 import shutil
@@ -92,7 +93,7 @@ def test_blocking_attribute_tells_an_async_receiver_what_to_do(make_guard):
     inner = getattr(guard, "store", guard)
     expected = make_guard.backend in ("sqlite", "redis")
     assert type(inner).blocking is expected
-    assert asyncio.iscoroutinefunction(type(inner).admit) is make_guard.backend.startswith("async-")
+    assert inspect.iscoroutinefunction(type(inner).admit) is make_guard.backend.startswith("async-")
 
 
 @each(BACKENDS)
