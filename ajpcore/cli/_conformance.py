@@ -9,17 +9,24 @@ from __future__ import annotations
 
 import argparse
 
-from ..conformance import export, run
 from ._io import EXIT_INVALID, EXIT_OK, Subcommands, write
 
 
+# ``ajpcore.conformance`` imports every protocol (ajpcore.ajp and its state backends): imported by
+# the two commands that use it, so the other commands start without it (~3x faster to start).
+
+
 def cmd_conformance_run(args: argparse.Namespace) -> int:
+    from ..conformance import run
+
     report = run(args.directory)
     write("".join(f"{failure}\n" for failure in report.failures).encode("utf-8") + report.summary().encode("utf-8") + b"\n")
     return EXIT_OK if report.passed else EXIT_INVALID
 
 
 def cmd_conformance_export(args: argparse.Namespace) -> int:
+    from ..conformance import export
+
     write("".join(f"{path}\n" for path in export(args.directory)).encode("utf-8"))
     return EXIT_OK
 
