@@ -19,7 +19,8 @@ In the order they run (``wheels`` first: later jobs reuse what it builds in ``di
 - ``mypy``: ``mypy --strict -p ajpcore`` with a pure install of the dependencies (mypy reads
   the ``.pyi`` stub of the native core: nothing to compile).
 - ``callgrind``: instructions per call of the hot paths under valgrind, ajpcore against orjson;
-  fails when a ratio is more than 3 % above ``bench/callgrind_baseline.json``.
+  fails when a ratio is more than 3 % above ``bench/callgrind_baseline.json``.  It measures the
+  ``wheels`` job's 3.11 wheel when the baseline's Cython made it (no second build), else builds.
 - ``simd``: the decode and canonicalize twin tests at the SIMD levels the ``tests-3.X`` jobs
   do not run (``AJPCORE_SIMD=sse2`` on the 3.11 wheel; a core built with ``-DAJPCORE_NO_SIMD``).
 - ``docs``: the documentation site (mkdocs.yml, docs/), built ``--strict``, then checked by
@@ -292,6 +293,15 @@ def _tools_wheel(session: nox.Session) -> str:
     return str(ROOT)
 
 
+def _cython_of_wheel(wheel: str) -> str | None:
+    """The Cython version that generated a wheel's native core: Cython 3 names its shared ABI
+    module ``_cython_X_Y_Z`` inside every module it compiles.  None when no core or no such name."""
+    with zipfile.ZipFile(wheel) as archive:
+        cores = [name for name in archive.namelist() if name.startswith("ajpcore/_core_c.") and name.endswith(".so")]
+        found = re.search(rb"_cython_(\d+)_(\d+)_(\d+)", archive.read(cores[0])) if cores else None
+    return b".".join(found.groups()).decode("ascii") if found else None
+
+
 @nox.session(python=PYTHONS)
 def tests(session: nox.Session) -> None:
     """The README's test command on one Python, in the unpacked sdist, native core required, two workers."""
@@ -353,8 +363,13 @@ def callgrind(session: nox.Session) -> None:
     if shutil.which("valgrind") is None:
         session.error("valgrind is not installed (.ci/run installs it with apt-get)")
     pins = json.loads(CALLGRIND_BASELINE.read_text("utf-8"))["pins"]
-    session.install(f"Cython=={pins['Cython']}", "setuptools>=77", "wheel")
-    session.install("--no-build-isolation", ".")
+    wheel = _tools_wheel(session)
+    if wheel != str(ROOT) and _cython_of_wheel(wheel) == pins["Cython"]:
+        session.log(f"the wheels job's build (Cython {pins['Cython']}, as the baseline's): {Path(wheel).name}")
+        session.install(wheel)
+    else:  # another Cython generates other C: build with the baseline's
+        session.install(f"Cython=={pins['Cython']}", "setuptools>=77", "wheel")
+        session.install("--no-build-isolation", ".")
     session.install(f"orjson=={pins['orjson']}", "rfc8785>=0.1.4")
     if "ssrjson" in pins:  # wheels for Linux x86_64 only: elsewhere its column stays empty
         session.install(f"ssrjson=={pins['ssrjson']}; sys_platform == 'linux' and platform_machine == 'x86_64'")
