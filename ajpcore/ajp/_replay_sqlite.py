@@ -146,16 +146,30 @@ class SQLiteReplayGuard(SharedGuardSettings):
         self._admits += 1
         purge = self._admits % PURGE_EVERY == 0
         row = (identity, job_id, plan.until, digest, plan.group, None if confirmed else plan.hold)
-        self._state.transaction(functools.partial(self._admit, row, now_us, plan.limit, purge))
+        admit = functools.partial(self._admit, row, now_us, plan.limit, purge)
+        if purge:
+            self._state.transaction(admit)
+        else:
+            self._state.statement_or_transaction(functools.partial(self._insert_new, row, plan.limit), admit)
+
+    def _insert_new(self, row: Tuple[Any, ...], limit: int, conn: sqlite3.Connection) -> bool:
+        """The common admit in one statement (``_INSERT_NEW``, autocommit): True when it inserted the pair.
+
+        An error that changed nothing (a read-only or full store) returns False, so that ``_admit`` still
+        answers a replay; an error after the row was written (its commit failed: it may be durable) is
+        raised, as a failed ``COMMIT`` is.
+        """
+        before = conn.total_changes
+        try:
+            return bool(conn.execute(_INSERT_NEW, (*row, row[4], limit, self.max_entries)).rowcount)
+        except sqlite3.OperationalError as exc:
+            if conn.in_transaction:  # the failed statement's own transaction: ended before anything else runs
+                conn.execute("ROLLBACK")
+            if SQLiteState.is_busy(exc) or conn.total_changes != before:
+                raise
+            return False
 
     def _admit(self, row: Tuple[Any, ...], now_us: int, limit: int, purge: bool, conn: sqlite3.Connection) -> None:
-        if not purge:
-            try:
-                if conn.execute(_INSERT_NEW, (*row, row[4], limit, self.max_entries)).rowcount:
-                    return
-            except sqlite3.OperationalError as exc:  # a read-only or full store still answers a replay below
-                if SQLiteState.is_busy(exc):
-                    raise
         identity, job_id, _, digest, group, _ = row
         held, stored, pending, live, total = conn.execute(_LOOKUP, (identity, job_id, identity, job_id, identity, job_id, group)).fetchone()
         if held is not None:
