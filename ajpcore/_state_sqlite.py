@@ -3,7 +3,8 @@
 Both stores (``ajp.SQLiteReplayGuard``, ``provenance.SQLiteKeyPins``) open the
 file through ``SQLiteState``, which owns what they share: the schema (one
 version for the whole file, ``PRAGMA user_version``), WAL mode, the busy
-timeout, one ``BEGIN IMMEDIATE`` transaction per operation, a connection per
+timeout, one transaction per operation (``BEGIN IMMEDIATE``, or one statement on
+its own), a connection per
 process (a connection is never used across ``fork``), and the translation of
 every ``sqlite3`` failure into ``StateUnavailable`` (HTTP 503).
 

@@ -1,8 +1,10 @@
 """The replay guard of several worker processes on one host: a SQLite file (stdlib ``sqlite3``).
 
-Each ``admit`` is one ``BEGIN IMMEDIATE`` transaction (the database's single
-writer lock, so two processes cannot both find a pair absent and both insert
-it), in WAL mode so readers never wait; so are ``confirm`` and ``release``.
+Each ``admit`` is one transaction (the database's single writer lock, so two
+processes cannot both find a pair absent and both insert it), in WAL mode so
+readers never wait: a new pair under its limits is one conditional ``INSERT``
+run on its own (a statement is a transaction by itself), anything else one
+``BEGIN IMMEDIATE`` transaction, as are ``confirm`` and ``release``.
 A pending row's ``held_until`` is its lease end and its ``hold`` what a
 confirm makes it (NULL once accepted).  The per-group and whole-table counts
 are kept by triggers, so the quota and the full-table refusal cost an index
