@@ -707,6 +707,23 @@ def test_sqlite_new_pair_admit_is_one_statement(tmp_path):
     assert len(guard) == 2
 
 
+def test_async_sqlite_new_pair_admit_is_one_statement(tmp_path):
+    """The asyncio twin runs the same one-statement admit in its worker thread; a replay still answers 409."""
+    guard = ajp.AsyncSQLiteReplayGuard(tmp_path / "one.db")
+    statements: list = []
+
+    async def scenario():
+        await guard.admit("k", "job_warm", expires_at_us=100 * S, now_us=0, confirmed=True)
+        guard.sync._state._conn.set_trace_callback(statements.append)
+        await guard.admit("k", "job_new", expires_at_us=100 * S, now_us=0, confirmed=True)
+        assert list(dict.fromkeys(s.split()[0].upper() for s in statements)) == ["INSERT"]
+        with pytest.raises(ReplayedMessage):
+            await guard.admit("k", "job_new", expires_at_us=100 * S, now_us=0, confirmed=True)
+
+    asyncio.run(scenario())
+    guard.close()
+
+
 def test_sqlite_file_is_0600_wal_versioned_and_purges_as_it_goes(tmp_path):
     path = tmp_path / "guard.db"
     guard = ajp.SQLiteReplayGuard(path, skew=0)
