@@ -3,7 +3,8 @@
 Both stores (``ajp.SQLiteReplayGuard``, ``provenance.SQLiteKeyPins``) open the
 file through ``SQLiteState``, which owns what they share: the schema (one
 version for the whole file, ``PRAGMA user_version``), WAL mode, the busy
-timeout, one ``BEGIN IMMEDIATE`` transaction per operation, a connection per
+timeout, one transaction per operation (``BEGIN IMMEDIATE``, or one statement on
+its own), a connection per
 process (a connection is never used across ``fork``), and the translation of
 every ``sqlite3`` failure into ``StateUnavailable`` (HTTP 503).
 
@@ -27,6 +28,7 @@ retries above.
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import queue
 import random
@@ -328,21 +330,46 @@ class SQLiteState:
         database is retried until ``busy_timeout``; any ``sqlite3`` error (or
         the timeout) raises ``StateUnavailable``.
         """
+        return self._write(functools.partial(self._in_transaction, body))
 
-        def attempt(conn: sqlite3.Connection) -> T:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                result = body(conn)
-            except Commit as done:
-                conn.execute("COMMIT")
-                raise done.error from None
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
+    def statement_or_transaction(
+        self, statement: Callable[[sqlite3.Connection], bool], body: Callable[[sqlite3.Connection], None]
+    ) -> None:
+        """``statement(conn)`` on its own, then, unless it returned True, ``body(conn)`` as ``transaction`` runs it.
+
+        ``statement`` runs one SQL statement outside ``BEGIN`` (autocommit: the
+        statement is a transaction by itself, so it is atomic and sees no other
+        writer's half-done work; a writer that committed since it began reading
+        makes it fail busy, with nothing written, and it is retried).  Both run
+        under one hold of the writers' lock.  What it saves: the ``BEGIN
+        IMMEDIATE`` and ``COMMIT`` calls of a transaction of one statement, two
+        of the three ``sqlite3`` calls of a new pair's admit (each a statement
+        run, and a GIL release and take around each step).
+        """
+
+        def attempt(conn: sqlite3.Connection) -> None:
+            if not statement(conn):
+                self._in_transaction(body, conn)
+
+        self._write(attempt)
+
+    @staticmethod
+    def _in_transaction(body: Callable[[sqlite3.Connection], T], conn: sqlite3.Connection) -> T:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            result = body(conn)
+        except Commit as done:
             conn.execute("COMMIT")
-            return result
+            raise done.error from None
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        return result
 
+    def _write(self, attempt: Callable[[sqlite3.Connection], T]) -> T:
+        """``attempt(conn)`` holding the writers' lock, retried while busy; errors as ``transaction`` says."""
         with self._lock:
             try:
                 conn = self._connect()

@@ -19,12 +19,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
 import uuid
 from pathlib import Path
+from typing import Callable
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
@@ -153,18 +155,29 @@ def _replayed(guard, i: int) -> None:
 
 def sqlite_async_costs(folder: Path, n: int) -> None:
     """CPU per admit of ``SQLiteReplayGuard`` and of ``AsyncSQLiteReplayGuard`` awaited one at a time (the
-    process's CPU, both threads), and the wall time of each; the async path adds the hop to its worker thread."""
+    process's CPU, both threads), the wall time of each, and the context switches per admit (voluntary and
+    not, ``getrusage``: a count the machine's load moves less).  Then what the hop itself costs: a call that
+    returns at once (the worker answers before the event loop has gone to sleep) and a call that waits 50 µs
+    without CPU (the event loop and the worker thread both sleep and are woken, as around a real admit), each
+    beside the same call made inline."""
     import asyncio
+    import resource
 
     from ajpcore import ajp
+    from ajpcore._state_sqlite import WorkerThread
+
+    def measure(run: "Callable[[], object]") -> "tuple[float, float, float]":
+        usage, cpu, wall = resource.getrusage(resource.RUSAGE_SELF), time.process_time(), time.perf_counter()
+        run()
+        cpu, wall = (time.process_time() - cpu) / n * 1e6, (time.perf_counter() - wall) / n * 1e6
+        after = resource.getrusage(resource.RUSAGE_SELF)
+        return cpu, wall, (after.ru_nvcsw + after.ru_nivcsw - usage.ru_nvcsw - usage.ru_nivcsw) / n
 
     sync = ajp.SQLiteReplayGuard(folder / f"sync-{uuid.uuid4().hex[:6]}.db", max_per_identity=10**8,
                                  max_entries=10**9)
-    cpu, wall = time.process_time(), time.perf_counter()
-    for i in range(n):
+    s_cpu, s_wall, s_switches = measure(lambda: [
         sync.admit("sha256:cost", f"job_{i}", expires_at_us=NOW_US + 10**8, now_us=NOW_US, digest=b"d" * 32,
-                   confirmed=True)
-    s_cpu, s_wall = (time.process_time() - cpu) / n * 1e6, (time.perf_counter() - wall) / n * 1e6
+                   confirmed=True) for i in range(n)])
     sync.close()
     guard = ajp.AsyncSQLiteReplayGuard(folder / f"async-{uuid.uuid4().hex[:6]}.db", max_per_identity=10**8,
                                        max_entries=10**9)
@@ -174,17 +187,65 @@ def sqlite_async_costs(folder: Path, n: int) -> None:
             await guard.admit("sha256:cost", f"job_{i}", expires_at_us=NOW_US + 10**8, now_us=NOW_US,
                               digest=b"d" * 32, confirmed=True)
 
-    cpu, wall = time.process_time(), time.perf_counter()
-    asyncio.run(admits())
-    a_cpu, a_wall = (time.process_time() - cpu) / n * 1e6, (time.perf_counter() - wall) / n * 1e6
+    a_cpu, a_wall, a_switches = measure(lambda: asyncio.run(admits()))
     guard.close()
-    print(f"sqlite admit: sync CPU {s_cpu:.1f} us (wall {s_wall:.1f}), async CPU {a_cpu:.1f} us (wall {a_wall:.1f}),"
+    print(f"sqlite admit: sync CPU {s_cpu:.1f} us (wall {s_wall:.1f}, {s_switches:.2f} context switches),"
+          f" async CPU {a_cpu:.1f} us (wall {a_wall:.1f}, {a_switches:.2f} context switches),"
           f" async / sync CPU {a_cpu / s_cpu:.2f}")
+    thread = WorkerThread("ajpcore-bench-hop")
+
+    async def hops(fn: "Callable[..., object]", *args: object) -> None:
+        for _ in range(n):
+            await thread.call(fn, *args)
+
+    for name, fn, args in (("returns at once", int, ()), ("waits 50 us", time.sleep, (0.00005,))):
+        h_cpu, _, h_switches = measure(lambda: asyncio.run(hops(fn, *args)))
+        i_cpu, _, i_switches = measure(lambda: [fn(*args) for _ in range(n)])
+        print(f"hop to the worker thread, a call that {name}: CPU {h_cpu:.1f} us against {i_cpu:.1f} inline"
+              f" (+{h_cpu - i_cpu:.1f}); context switches {h_switches:.2f} against {i_switches:.2f}")
+    thread.close()
+
+
+IDENTITY = "sha256:" + "ab" * 32  # an identity as long as a real one (the row, the pair's key and its group's)
+
+
+def admits(folder: str, n: int) -> None:
+    """``n`` synchronous SQLite admits of new pairs after 200 to warm the connection (``--instructions``)."""
+    from ajpcore import ajp
+
+    guard = ajp.SQLiteReplayGuard(Path(folder) / "admits.db", max_per_identity=10**8, max_entries=10**9)
+    for i in range(200 + n):
+        guard.admit(IDENTITY, f"job_{i:07d}", expires_at_us=NOW_US + 10**8 + i, now_us=NOW_US, digest=b"d" * 32,
+                    confirmed=True)
+    guard.close()
+
+
+def sqlite_instructions(n: int) -> None:
+    """User-space instructions per synchronous SQLite admit, counted by callgrind (the load of the machine does
+    not move them): the process with ``n + 1000`` admits minus the process with ``n``, over 1,000.  The
+    kernel's share (the WAL's ``pwrite`` calls, the locks) is not counted: ``strace -c -f`` counts those calls."""
+    if shutil.which("valgrind") is None:
+        print("sqlite admit instructions: skipped, valgrind not found")
+        return
+    from state_servers import child_env
+
+    counts = []
+    for admits_n in (n, n + 1000):
+        folder = tempfile.mkdtemp(prefix="ajpcore-cg-")
+        out = Path(folder) / "callgrind.out"
+        subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, __file__,
+                        "--admits", folder, str(admits_n)], env=child_env(), check=True, capture_output=True)
+        totals = [line for line in out.read_text().splitlines() if line.startswith(("summary:", "totals:"))]
+        counts.append(int(totals[0].split()[1]))
+    print(f"sqlite admit: {(counts[1] - counts[0]) / 1000:,.0f} user-space instructions per admit (callgrind)")
 
 
 def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "--worker":
         worker(*sys.argv[2:6], int(sys.argv[6]), int(sys.argv[7]), sys.argv[8])
+        return 0
+    if len(sys.argv) > 1 and sys.argv[1] == "--admits":
+        admits(sys.argv[2], int(sys.argv[3]))
         return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--offers", type=int, default=20_000)
@@ -192,7 +253,12 @@ def main() -> int:
     parser.add_argument("--backend", choices=["sqlite", "redis", "both"], default="both")
     parser.add_argument("--costs", action="store_true",
                         help="per-call costs instead: a Redis admit beside PING, SQLite async beside sync")
+    parser.add_argument("--instructions", action="store_true",
+                        help="user-space instructions per SQLite admit under callgrind instead (needs valgrind)")
     args = parser.parse_args()
+    if args.instructions:
+        sqlite_instructions(200)
+        return 0
     from state_servers import REDIS_SERVER, redis_server
 
     work = Path(tempfile.mkdtemp(prefix="ajpcore-tp-"))

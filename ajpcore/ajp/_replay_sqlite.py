@@ -1,8 +1,10 @@
 """The replay guard of several worker processes on one host: a SQLite file (stdlib ``sqlite3``).
 
-Each ``admit`` is one ``BEGIN IMMEDIATE`` transaction (the database's single
-writer lock, so two processes cannot both find a pair absent and both insert
-it), in WAL mode so readers never wait; so are ``confirm`` and ``release``.
+Each ``admit`` is one transaction (the database's single writer lock, so two
+processes cannot both find a pair absent and both insert it), in WAL mode so
+readers never wait: a new pair under its limits is one conditional ``INSERT``
+run on its own (a statement is a transaction by itself), anything else one
+``BEGIN IMMEDIATE`` transaction, as are ``confirm`` and ``release``.
 A pending row's ``held_until`` is its lease end and its ``hold`` what a
 confirm makes it (NULL once accepted).  The per-group and whole-table counts
 are kept by triggers, so the quota and the full-table refusal cost an index
@@ -146,16 +148,30 @@ class SQLiteReplayGuard(SharedGuardSettings):
         self._admits += 1
         purge = self._admits % PURGE_EVERY == 0
         row = (identity, job_id, plan.until, digest, plan.group, None if confirmed else plan.hold)
-        self._state.transaction(functools.partial(self._admit, row, now_us, plan.limit, purge))
+        admit = functools.partial(self._admit, row, now_us, plan.limit, purge)
+        if purge:
+            self._state.transaction(admit)
+        else:
+            self._state.statement_or_transaction(functools.partial(self._insert_new, row, plan.limit), admit)
+
+    def _insert_new(self, row: Tuple[Any, ...], limit: int, conn: sqlite3.Connection) -> bool:
+        """The common admit in one statement (``_INSERT_NEW``, autocommit): True when it inserted the pair.
+
+        An error that changed nothing (a read-only or full store) returns False, so that ``_admit`` still
+        answers a replay; an error after the row was written (its commit failed: it may be durable) is
+        raised, as a failed ``COMMIT`` is.
+        """
+        before = conn.total_changes
+        try:
+            return bool(conn.execute(_INSERT_NEW, (*row, row[4], limit, self.max_entries)).rowcount)
+        except sqlite3.OperationalError as exc:
+            if conn.in_transaction:  # the failed statement's own transaction: ended before anything else runs
+                conn.execute("ROLLBACK")
+            if SQLiteState.is_busy(exc) or conn.total_changes != before:
+                raise
+            return False
 
     def _admit(self, row: Tuple[Any, ...], now_us: int, limit: int, purge: bool, conn: sqlite3.Connection) -> None:
-        if not purge:
-            try:
-                if conn.execute(_INSERT_NEW, (*row, row[4], limit, self.max_entries)).rowcount:
-                    return
-            except sqlite3.OperationalError as exc:  # a read-only or full store still answers a replay below
-                if SQLiteState.is_busy(exc):
-                    raise
         identity, job_id, _, digest, group, _ = row
         held, stored, pending, live, total = conn.execute(_LOOKUP, (identity, job_id, identity, job_id, identity, job_id, group)).fetchone()
         if held is not None:

@@ -139,14 +139,14 @@ def test_redis_stalled_mid_evalsha_runs_the_job_once(own_redis, tmp_path):
 def test_asyncio_cancelled_mid_admit_on_sqlite_runs_the_job_once(tmp_path):
     guard = ajp.AsyncSQLiteReplayGuard(tmp_path / "state.db")
     table, data = JobTable(tmp_path / "jobs.db"), offer_bytes("job_cancelled_sqlite")
-    inside, real = threading.Event(), guard.sync._admit
+    inside, real = threading.Event(), guard.sync._insert_new  # a new pair's admit, holding the writers' lock
 
     def slow_admit(*args: Any) -> Any:
         inside.set()
         threading.Event().wait(0.3)  # the await is cancelled meanwhile; the thread still commits
         return real(*args)
 
-    guard.sync._admit = slow_admit
+    guard.sync._insert_new = slow_admit
     r = receiver(guard)
 
     async def scenario() -> List[str]:
@@ -154,7 +154,7 @@ def test_asyncio_cancelled_mid_admit_on_sqlite_runs_the_job_once(tmp_path):
         with pytest.raises(asyncio.TimeoutError):
             await asyncio.wait_for(r.answer_offer_async(data, now=sender.now, run=table.take), timeout=0.1)
         assert inside.is_set()
-        guard.sync._admit = real
+        guard.sync._insert_new = real
         await asyncio.sleep(0.5)  # the worker thread committed the admit, then released it
         sender.answers.append("cancelled")
         return await sender.until_accepted_async(r.answer_offer_async, table.take)
@@ -248,7 +248,8 @@ def test_worker_killed_between_admit_and_confirm_runs_the_job_once(backend, tmp_
 
 
 class CommitThenFail:
-    """A sqlite3 connection whose next ``COMMIT`` commits, then raises (a disk error reported late)."""
+    """A sqlite3 connection whose next commit commits, then raises (a disk error reported late): a ``COMMIT``,
+    or a write run outside ``BEGIN`` (autocommit: the statement commits as it ends)."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn, self.armed = conn, True
@@ -257,8 +258,9 @@ class CommitThenFail:
         return getattr(self.conn, name)
 
     def execute(self, sql: str, *args: Any) -> Any:
+        autocommit = not self.conn.in_transaction and sql.startswith(("INSERT", "UPDATE", "DELETE"))
         cursor = self.conn.execute(sql, *args)
-        if sql == "COMMIT" and self.armed:
+        if (sql == "COMMIT" or autocommit) and self.armed:
             self.armed = False
             raise sqlite3.OperationalError("disk I/O error")
         return cursor

@@ -603,14 +603,14 @@ def test_async_sqlite_admit_cancelled_mid_transaction_leaves_nothing_pending(tmp
     releases the pair right after, so the retry is admitted at once instead of waiting out the lease."""
     guard = ajp.AsyncSQLiteReplayGuard(tmp_path / "cancel.db", lease=60)
     started, proceed = threading.Event(), threading.Event()
-    real = guard.sync._admit
+    real = guard.sync._insert_new  # a new pair's admit: one statement, run holding the writers' lock
 
     def slow_admit(*args):
         started.set()
         proceed.wait(10)
         return real(*args)
 
-    guard.sync._admit = slow_admit
+    guard.sync._insert_new = slow_admit
 
     async def scenario():
         task = asyncio.ensure_future(guard.admit("k", "job_a", expires_at_us=100 * S, now_us=0))
@@ -619,7 +619,7 @@ def test_async_sqlite_admit_cancelled_mid_transaction_leaves_nothing_pending(tmp
         with pytest.raises(asyncio.CancelledError):
             await task
         proceed.set()
-        guard.sync._admit = real
+        guard.sync._insert_new = real
         await guard.admit("k", "job_a", expires_at_us=100 * S, now_us=1 * S)  # not "in progress": released
         assert await guard.confirm("k", "job_a", now_us=1 * S)
         with pytest.raises(ReplayedMessage):
@@ -679,6 +679,49 @@ def test_sqlite_read_only_file_is_a_typed_error(tmp_path):
         guard.admit("k", "job_b", expires_at_us=100 * S, now_us=0, confirmed=True)
     with pytest.raises(ReplayedMessage):  # what was admitted is still known
         guard.admit("k", "job_a", expires_at_us=100 * S, now_us=0, confirmed=True)
+
+
+def test_sqlite_new_pair_admit_is_one_statement(tmp_path):
+    """A new pair's admit runs one SQL statement in autocommit (its own transaction), not ``BEGIN IMMEDIATE``,
+    the insert and ``COMMIT``; a replay, a pair in progress and a reached quota still get the full transaction,
+    and every outcome stays what it was."""
+    guard = ajp.SQLiteReplayGuard(tmp_path / "one.db", max_per_identity=2, skew=0)
+    guard.admit("k", "job_warm", expires_at_us=100 * S, now_us=0, confirmed=True)  # opens the connection
+    statements: list = []
+    guard._state._conn.set_trace_callback(statements.append)
+
+    def run(job_id, confirmed=True):
+        statements.clear()
+        guard.admit("k", job_id, expires_at_us=100 * S, now_us=0, confirmed=confirmed)
+
+    def verbs():  # the first word of each statement run, in order (a trigger's steps repeat the INSERT's text)
+        return list(dict.fromkeys(s.split()[0].upper() for s in statements))
+
+    run("job_new")
+    assert verbs() == ["INSERT"]  # no BEGIN IMMEDIATE, no COMMIT
+    with pytest.raises(ReplayedMessage):
+        run("job_new")
+    assert verbs()[:3] == ["INSERT", "BEGIN", "SELECT"]  # inserted nothing: the full admit answers
+    with pytest.raises(Busy):  # the quota of 2 is reached: the full admit answers it
+        run("job_third")
+    assert len(guard) == 2
+
+
+def test_async_sqlite_new_pair_admit_is_one_statement(tmp_path):
+    """The asyncio twin runs the same one-statement admit in its worker thread; a replay still answers 409."""
+    guard = ajp.AsyncSQLiteReplayGuard(tmp_path / "one.db")
+    statements: list = []
+
+    async def scenario():
+        await guard.admit("k", "job_warm", expires_at_us=100 * S, now_us=0, confirmed=True)
+        guard.sync._state._conn.set_trace_callback(statements.append)
+        await guard.admit("k", "job_new", expires_at_us=100 * S, now_us=0, confirmed=True)
+        assert list(dict.fromkeys(s.split()[0].upper() for s in statements)) == ["INSERT"]
+        with pytest.raises(ReplayedMessage):
+            await guard.admit("k", "job_new", expires_at_us=100 * S, now_us=0, confirmed=True)
+
+    asyncio.run(scenario())
+    guard.close()
 
 
 def test_sqlite_file_is_0600_wal_versioned_and_purges_as_it_goes(tmp_path):
