@@ -13,7 +13,9 @@ rebuilding the native core:
 - the decoder's error texts and ``DecodeError`` construction (``_decode_error``,
   ``_duplicate_reason``, ``_surrogate_reason``, ``_noncharacter_reason``; ``_Refusal``
   carries a refused token's reason to the parser);
-- the encoder's text for a recursion met while writing (``_RECURSION_REASON``).
+- the encoder's text for a recursion met while writing (``_RECURSION_REASON``);
+- the proleptic Gregorian day count (``_days_from_civil``) of the pure twin's RFC 3339 reader,
+  which ``ajpcore._js_date`` also reads dates with (native: ``ajp_days_from_civil``, rfc3339.pxi).
 
 It imports only ``ajpcore.errors``.
 """
@@ -38,6 +40,17 @@ _RECURSION_REASON = "Recursion limit reached in the encoder (a `write` callback 
 # ---------------------------------------------------------------------------
 # Number text (RFC 8785 §3.2.2.3, ECMA-262 Number::toString) and the int rule
 # ---------------------------------------------------------------------------
+
+def _days_from_civil(y: int, m: int, d: int) -> int:
+    """Days from 1970-01-01 to year ``y``, month ``m``, day ``d`` of the proleptic Gregorian calendar
+    (H. Hinnant's algorithm; ``d`` past the month's end rolls over)."""
+    y -= m <= 2
+    era = y // 400
+    yoe = y - era * 400
+    doy = (153 * (m + (-3 if m > 2 else 9)) + 2) // 5 + d - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146097 + doe - 719468
+
 
 def _format_double(x: float) -> str:
     """ECMAScript ``Number.prototype.toString`` of a finite double (RFC 8785 §3.2.2.3).

@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple, Optional
 
-from ._core_py.rfc3339 import _days_from_civil
+from ._core_rules import _days_from_civil
 
 __all__ = ["DateReading", "EXACT", "INVALID", "LOCAL", "UNKNOWN", "MAX_TIME_MS", "DAY_MS", "read_date"]
 

@@ -11,6 +11,8 @@ import sys
 from datetime import datetime, timedelta, timezone
 from typing import Optional
 
+from .._core_rules import _days_from_civil
+
 
 # ---------------------------------------------------------------------------
 # RFC 3339 date-time (section 5.6) to microseconds since 1970-01-01T00:00:00Z
@@ -33,16 +35,6 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _ONE_MICROSECOND = timedelta(microseconds=1)
 # Python 3.11+ reads RFC 3339 with `Z` in C; earlier versions do not (the full parse does).
 _fromisoformat = datetime.fromisoformat if sys.version_info >= (3, 11) else None
-
-
-def _days_from_civil(y: int, m: int, d: int) -> int:
-    # Proleptic Gregorian day count relative to 1970-01-01 (H. Hinnant's algorithm).
-    y -= m <= 2
-    era = y // 400
-    yoe = y - era * 400
-    doy = (153 * (m + (-3 if m > 2 else 9)) + 2) // 5 + d - 1
-    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
-    return era * 146097 + doe - 719468
 
 
 def _full_parse(text: str) -> Optional[int]:

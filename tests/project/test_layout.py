@@ -75,6 +75,24 @@ def test_the_native_core_imports_the_shared_rules_never_the_pure_twin():
     assert out.stdout.decode().strip() in ("[]", "no native core")
 
 
+def test_only_the_backend_switch_imports_the_pure_twin():
+    """``ajpcore._core`` picks the twin; every other module reaches the core through it, so a process
+    on the native core never loads the pure twin (``import ajpcore.ajp`` did, for one calendar rule)."""
+    arrows = [f"{path.relative_to(PACKAGE)}: {name}" for path in sorted(PACKAGE.rglob("*.py"))
+              if path.parent.name != "_core_py" and path.name != "_core.py"
+              for name in _imports(path) if "_core_py" in name]
+    assert arrows == []
+    code = (
+        "import sys\n"
+        "import ajpcore, ajpcore.ajp, ajpcore.iatp, ajpcore.provenance, ajpcore.a2a, ajpcore.cli\n"
+        "print(sorted(m for m in sys.modules if m.startswith('ajpcore._core_py')) if ajpcore.BACKEND == 'c' else 'pure')\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "AJPCORE_NO_EXTENSIONS"}  # the package picks native
+    out = run_python("-c", code, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.decode().strip() in ("[]", "pure")
+
+
 def test_the_shared_rules_import_only_the_errors():
     assert [n for n in _imports(PACKAGE / "_core_rules.py") if n.startswith((".", "ajpcore"))] == [".errors"]
 
