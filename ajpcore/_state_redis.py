@@ -167,7 +167,7 @@ class Script:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.sha = hashlib.sha1(text.encode("utf-8")).hexdigest()
+        self.sha = hashlib.sha1(text.encode("utf-8")).hexdigest().encode("ascii")  # sent as it is
 
 
 class RedisStore:
