@@ -31,7 +31,7 @@ whole of a slot's migration.)
 from __future__ import annotations
 
 import struct
-from typing import Any, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from .._state_redis import DEFAULT_PREFIX, RedisStore, Script, hash_tag, unavailable
 from ._replay import (
@@ -138,6 +138,9 @@ return 0
 """
 """The release of a pending pair, run atomically by the server."""
 
+_KEYS_KEPT = 1024
+"""How many quota groups' encoded keys a guard keeps (``_encoded_keys``)."""
+
 _ADMIT = Script(ADMIT_SCRIPT)
 _CONFIRM = Script(CONFIRM_SCRIPT)
 _RELEASE = Script(RELEASE_SCRIPT)
@@ -145,6 +148,7 @@ _RELEASE = Script(RELEASE_SCRIPT)
 _NUMBERS = struct.Struct(">BqBqBqBI")  # MessagePack: three int 64 (0xd3), then the header of a str 32 (0xdb)
 _STR32 = struct.Struct(">BI")  # the header of a MessagePack str 32: 0xdb, then the length of the UTF-8 bytes
 _INT64 = (-(2**63), 2**63 - 1)
+_MAX_TTL_MS = 2**53  # exact as a Lua number, and far below the int64 ms PEXPIRE takes with the server's clock added
 
 
 def _packed(ttl_ms: int, limit: int, now_us: int, held: int, stored: str, member: str) -> bytes:
@@ -152,7 +156,7 @@ def _packed(ttl_ms: int, limit: int, now_us: int, held: int, stored: str, member
     held_text, data, pair = b"%d" % held, stored.encode(), member.encode()
     try:
         head = _NUMBERS.pack(0xD3, ttl_ms, 0xD3, limit, 0xD3, now_us, 0xDB, len(held_text))
-    except struct.error:  # beyond int64 (292,000 years of µs): as good as unbounded, so bounded
+    except struct.error:  # a quota or a clock beyond int64: as good as unbounded, so bounded
         ttl_ms, limit, now_us = (min(max(number, _INT64[0]), _INT64[1]) for number in (ttl_ms, limit, now_us))
         head = _NUMBERS.pack(0xD3, ttl_ms, 0xD3, limit, 0xD3, now_us, 0xDB, len(held_text))
     return b"".join((head, held_text, _STR32.pack(0xDB, len(data)), data, _STR32.pack(0xDB, len(pair)), pair))
@@ -188,6 +192,7 @@ class _RedisGuardBase(RedisStore, SharedGuardSettings):
             replica_timeout=replica_timeout,
         )
         SharedGuardSettings.__init__(self, Quotas(max_per_identity, None, default=DEFAULT_REDIS_QUOTA), skew, lease)
+        self._sent_keys: Dict[str, Tuple[bytes, bytes]] = {}
 
     def keys(self, group: str) -> List[str]:
         """The two keys holding a quota group's pairs (one hash slot); ``group`` as ``quota_group`` names it."""
@@ -202,7 +207,7 @@ class _RedisGuardBase(RedisStore, SharedGuardSettings):
     def _admit_call(
         self, identity: str, job_id: str, expires_at_us: Any, now_us: Any, digest: Optional[bytes],
         host: Optional[str], first_use: bool, confirmed: bool,
-    ) -> Tuple[List[bytes], List[bytes], int]:
+    ) -> Tuple[Tuple[bytes, bytes], List[bytes], int]:
         """The admit's keys and arguments (``ADMIT_SCRIPT``), and the group's limit a refusal names.
 
         They go encoded (UTF-8, numbers in decimal), so redis-py passes them through as they are.
@@ -212,14 +217,25 @@ class _RedisGuardBase(RedisStore, SharedGuardSettings):
         stored = digest.hex() if digest else ""
         if not confirmed:
             stored = f"p{plan.hold}|{stored}"
-        ttl_ms = -(-(plan.hold - now_us) // 1000) + 1000  # the keys outlive the pair's hold by a second
+        # the keys outlive the pair's hold by a second (at most ~285,000 years: what PEXPIRE takes)
+        ttl_ms = min(-(-(plan.hold - now_us) // 1000) + 1000, _MAX_TTL_MS)
         packed = _packed(ttl_ms, plan.limit, now_us, plan.until, stored, self.member(identity, job_id))
         return self._encoded_keys(plan.group), [packed], plan.limit
 
-    def _encoded_keys(self, group: str) -> List[bytes]:
-        return [key.encode() for key in self.keys(group)]
+    def _encoded_keys(self, group: str) -> Tuple[bytes, bytes]:
+        """``keys(group)`` as sent (UTF-8), kept for the last groups seen: a busy group's admits do not
+        build them again; emptied when ``_KEYS_KEPT`` groups are kept, so a flood of groups cannot grow it."""
+        keys = self._sent_keys.get(group)
+        if keys is None:
+            if len(self._sent_keys) >= _KEYS_KEPT:
+                self._sent_keys.clear()
+            live, info = self.keys(group)
+            keys = self._sent_keys[group] = (live.encode(), info.encode())
+        return keys
 
-    def _pair_call(self, identity: str, job_id: str, now_us: Any, host: Optional[str]) -> Tuple[List[bytes], List[bytes]]:
+    def _pair_call(
+        self, identity: str, job_id: str, now_us: Any, host: Optional[str]
+    ) -> Tuple[Tuple[bytes, bytes], List[bytes]]:
         """The keys and the one argument of a confirm or release."""
         check_admit(identity, job_id, None, 0, now_us)
         return self._encoded_keys(quota_group(identity, host)), [self.member(identity, job_id).encode()]
