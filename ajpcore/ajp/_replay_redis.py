@@ -1,10 +1,12 @@
 """The replay guard of several hosts: Redis or Valkey through redis-py (``RedisReplayGuard``) and ``redis.asyncio``.
 
 Every call (``admit``, ``confirm``, ``release``) is one round trip: ``EVALSHA``
-of one Lua script (``STATE_SCRIPT``, loaded again on ``NOSCRIPT``) that does
-the whole step atomically, since Redis runs a script alone.  The admit looks
-the pair up, checks the quota of the sender's group (purging the group's
-expired pairs when it is reached) and records the pair, pending or accepted.
+of its Lua script (``ADMIT_SCRIPT``, ``CONFIRM_SCRIPT``, ``RELEASE_SCRIPT``,
+loaded again on ``NOSCRIPT``) that does the whole step atomically, since Redis
+runs a script alone.  The admit looks the pair up, checks the quota of the
+sender's group (purging the group's expired pairs when it is reached) and
+records the pair, pending or accepted: four Redis commands for a new pair
+(``HSETNX`` looks it up and writes it), its values in one MessagePack argument.
 A quota group's keys share one hash tag (``{group}``), so each call touches
 one slot and runs on Redis Cluster.
 
