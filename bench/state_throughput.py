@@ -13,8 +13,8 @@ the wall-clock ratio only says how many free cores the machine had.
 Run: ``python bench/state_throughput.py [--offers 20000] [--scheme hmac|ed25519|both]``
 (Redis: ``AJPCORE_TEST_REDIS_URL`` or a redis-server of its own, skipped without one).
 ``--costs`` prints per-call costs instead (a Redis admit and replay beside a ``PING``, the SQLite
-guards); ``--costs --instructions N`` adds the Redis calls' instructions under callgrind, the server's
-and the client's, which the machine's load does not move.
+guards); ``--redis-instructions N`` counts the Redis calls' instructions under callgrind, the
+server's and the client's, which the machine's load does not move.
 """
 
 from __future__ import annotations
@@ -143,7 +143,7 @@ def redis_costs(url: str, n: int) -> None:
     """A Redis admit beside a ``PING`` on the same connection: the server's time per call (``INFO
     commandstats``, µs per ``EVALSHA`` / ``PING``, and the server process's CPU per call, ``INFO cpu``),
     this process's CPU per call, and the median wall time of one call (a round trip on loopback: noisy on
-    a busy machine, the others less so; ``--instructions`` counts what load does not move)."""
+    a busy machine, the others less so; ``--redis-instructions`` counts what load does not move)."""
     import redis
 
     client = redis.Redis.from_url(url)
@@ -311,8 +311,9 @@ def main() -> int:
     parser.add_argument("--backend", choices=["sqlite", "redis", "both"], default="both")
     parser.add_argument("--costs", action="store_true",
                         help="per-call costs instead: a Redis admit beside PING, SQLite async beside sync")
-    parser.add_argument("--instructions", type=int, metavar="N", default=0,
-                        help="with --costs: also count the Redis calls' instructions under callgrind (N calls each)")
+    parser.add_argument("--redis-instructions", type=int, metavar="N", default=0,
+                        help="instructions of a Redis PING, admit and replay under callgrind instead, server and "
+                             "client (N calls each; needs valgrind)")
     args = parser.parse_args()
     from state_servers import REDIS_SERVER, redis_server
 
@@ -324,11 +325,12 @@ def main() -> int:
         server = redis_server(work / "redis")
         url = server.__enter__().url
     try:
+        if args.redis_instructions:
+            redis_instructions(work, args.redis_instructions)
+            return 0
         if args.costs:
             if url is not None:
                 redis_costs(url, args.offers)
-            if args.instructions:
-                redis_instructions(work, args.instructions)
             sqlite_async_costs(work, args.offers)
             return 0
         print(f"{'backend':8} {'scheme':8} {'1 worker/s':>11} {'2 workers/s':>12} {'ratio':>6}"
