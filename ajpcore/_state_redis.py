@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import time
 import warnings
-from typing import Any, Awaitable, Callable, List, Optional, Tuple, TypeVar
+from typing import Any, Awaitable, Callable, Optional, Sequence, Tuple, TypeVar
 
 from .errors import StateUnavailable
 
@@ -167,7 +167,7 @@ class Script:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.sha = hashlib.sha1(text.encode("utf-8")).hexdigest()
+        self.sha = hashlib.sha1(text.encode("utf-8")).hexdigest().encode("ascii")  # sent as it is
 
 
 class RedisStore:
@@ -227,7 +227,7 @@ class RedisStore:
                 raise unavailable(exc, self.what) from None
             raise
 
-    def _with_wait(self, script: Script, keys: List[Any], args: List[Any]) -> Any:
+    def _with_wait(self, script: Script, keys: Sequence[Any], args: Sequence[Any]) -> Any:
         """A pipeline (one connection, one round trip) of the script and a ``WAIT`` for ``min_replicas``."""
         pipe = self.client.pipeline(transaction=False)
         pipe.execute_command("EVALSHA", script.sha, len(keys), *keys, *args)
@@ -243,7 +243,7 @@ class RedisStore:
         return result[0]
 
     def run_script(
-        self, script: Script, keys: List[Any], args: List[Any], wrote: Optional[Callable[[Any], bool]] = None
+        self, script: Script, keys: Sequence[Any], args: Sequence[Any], wrote: Optional[Callable[[Any], bool]] = None
     ) -> Any:
         """``EVALSHA`` of ``script`` (loaded again on ``NOSCRIPT``), through ``call``.
 
@@ -270,7 +270,7 @@ class RedisStore:
         return self._script_answer(self.call(send), wrote)
 
     async def run_script_async(
-        self, script: Script, keys: List[Any], args: List[Any], wrote: Optional[Callable[[Any], bool]] = None
+        self, script: Script, keys: Sequence[Any], args: Sequence[Any], wrote: Optional[Callable[[Any], bool]] = None
     ) -> Any:
         """``run_script`` for a ``redis.asyncio`` client."""
         waiting = self.min_replicas > 0 and wrote is not None

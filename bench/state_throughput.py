@@ -12,6 +12,10 @@ the wall-clock ratio only says how many free cores the machine had.
 
 Run: ``python bench/state_throughput.py [--offers 20000] [--scheme hmac|ed25519|both]``
 (Redis: ``AJPCORE_TEST_REDIS_URL`` or a redis-server of its own, skipped without one).
+``--costs`` prints per-call costs instead (a Redis admit and replay beside a ``PING``, the SQLite
+guards); ``--redis-instructions N`` counts the Redis calls' instructions under callgrind, the
+server's and the client's, and ``--sqlite-instructions`` a SQLite admit's (user space): counts the
+machine's load does not move.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from typing import Callable
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
+sys.path.insert(0, str(HERE))  # callgrind.py's client-request helper
 
 SECRET = "throughput-secret"
 NOW = "2026-03-05T10:00:01Z"
@@ -109,48 +114,159 @@ def run(offers: Path, count: int, backend: str, spec: str, scheme: str, workers:
     return accepted / (max(r["done"] for r in results) - began), cpu_us, retries
 
 
-def redis_costs(url: str, n: int) -> None:
-    """A Redis admit beside a ``PING`` on the same connection: the server's time per call (``INFO
-    commandstats``, µs per ``EVALSHA`` / ``PING``), this process's CPU per call, and the median wall
-    time of one call (a round trip on loopback: noisy on a busy machine, the two others are not)."""
-    import redis
+def _redis_calls(client, guard) -> "dict[str, object]":
+    """The three calls measured, each taking the loop index: a ``PING``, an admit of a new pair (a
+    confirmed one, as ``receive_offer`` without ``run=`` makes), and the replay of an admitted pair."""
+    from ajpcore import ReplayedMessage
 
+    def admit(i: int) -> None:
+        guard.admit("sha256:cost", f"job_{i}", expires_at_us=NOW_US + 10**8, now_us=NOW_US, digest=b"d" * 32,
+                    confirmed=True)
+
+    def replay(i: int) -> None:
+        try:
+            admit(i)
+        except ReplayedMessage:
+            pass
+
+    return {"PING": lambda i: client.ping(), "admit": admit, "replay": replay}
+
+
+def _cost_guard(client):
     from ajpcore import ajp
 
-    client = redis.Redis.from_url(url)
     guard = ajp.RedisReplayGuard(client, prefix=f"cost{uuid.uuid4().hex[:6]}:", max_per_identity=10**8)
-    guard.admit("sha256:cost", "job_warm", expires_at_us=10**18, now_us=0, digest=b"d" * 32, confirmed=True)
-    client.config_resetstat()
-    rows = {}
-    for name, call in (
-        ("PING", client.ping),
-        ("admit", lambda i: guard.admit("sha256:cost", f"job_{i}", expires_at_us=NOW_US + 10**8, now_us=NOW_US,
-                                        digest=b"d" * 32, confirmed=True)),
-        ("replay", lambda i: _replayed(guard, i)),
-    ):
+    for i in range(1000):  # a busy group: its keys are a hash table and a skip list, past Redis's small encodings
+        guard.admit("sha256:cost", f"job_warm{i}", expires_at_us=10**18, now_us=0, digest=b"d" * 32, confirmed=True)
+    return guard
+
+
+def redis_costs(url: str, n: int) -> None:
+    """A Redis admit beside a ``PING`` on the same connection: the server's time per call (``INFO
+    commandstats``, µs per ``EVALSHA`` / ``PING``, and the server process's CPU per call, ``INFO cpu``),
+    this process's CPU per call, and the median wall time of one call (a round trip on loopback: noisy on
+    a busy machine, the others less so; ``--redis-instructions`` counts what load does not move)."""
+    import redis
+
+    client = redis.Redis.from_url(url)
+    calls = _redis_calls(client, _cost_guard(client))
+    print(f"{'redis call':10} {'server us':>9} {'server CPU us':>13} {'client CPU us':>13} {'median wall us':>14}"
+          f" {'wall / PING':>11}")
+    ping_wall = None
+    for name, call in calls.items():
+        client.config_resetstat()
+        server_cpu = _server_cpu(client)
         walls = []
         cpu = time.process_time()
         for i in range(n):
             began = time.perf_counter()
-            call(i) if name != "PING" else call()
+            call(i)
             walls.append(time.perf_counter() - began)
-        rows[name] = ((time.process_time() - cpu) / n * 1e6, sorted(walls)[n // 2] * 1e6)
-    stats = client.info("commandstats")
-    server = {"PING": stats["cmdstat_ping"]["usec_per_call"], "admit": stats["cmdstat_evalsha"]["usec_per_call"]}
-    server["replay"] = server["admit"]  # one EVALSHA figure for both: commandstats does not split them
-    print(f"{'redis call':10} {'server us':>9} {'client CPU us':>13} {'median wall us':>14} {'wall / PING':>11}")
-    for name, (cpu_us, wall_us) in rows.items():
-        print(f"{name:10} {server[name]:9.2f} {cpu_us:13.1f} {wall_us:14.1f} {wall_us / rows['PING'][1]:11.2f}")
+        cpu_us = (time.process_time() - cpu) / n * 1e6
+        server_cpu_us = (_server_cpu(client) - server_cpu) / n * 1e6
+        stats = client.info("commandstats")
+        server_us = stats["cmdstat_ping" if name == "PING" else "cmdstat_evalsha"]["usec_per_call"]
+        wall_us = sorted(walls)[n // 2] * 1e6
+        ping_wall = ping_wall or wall_us
+        print(f"{name:10} {server_us:9.2f} {server_cpu_us:13.2f} {cpu_us:13.1f} {wall_us:14.1f}"
+              f" {wall_us / ping_wall:11.2f}")
 
 
-def _replayed(guard, i: int) -> None:
-    from ajpcore import ReplayedMessage
+def _server_cpu(client) -> float:
+    cpu = client.info("cpu")
+    return float(cpu["used_cpu_user"]) + float(cpu["used_cpu_sys"])
 
+
+def redis_instructions(work: Path, n: int) -> None:
+    """Instructions per call, under ``valgrind --tool=callgrind``, which the machine's load does not move:
+    the server's (a redis-server of its own under callgrind: counters zeroed, ``n`` calls, dumped, with
+    ``callgrind_control``) and this client's (this script again under callgrind against a plain
+    redis-server, ``n`` and ``2n`` calls told apart as ``bench/callgrind.py`` does)."""
+    from callgrind import _helper
+    from state_servers import REDIS_SERVER, free_port, redis_server
+
+    if shutil.which("valgrind") is None or REDIS_SERVER is None:
+        print("instructions: skipped (needs valgrind and redis-server)")
+        return
+    import redis
+
+    port, folder = free_port(), work / "callgrind-server"
+    folder.mkdir()
+    server = subprocess.Popen(
+        ["valgrind", "--tool=callgrind", f"--callgrind-out-file={folder}/cg.out", REDIS_SERVER, "--port", str(port),
+         "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(folder)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
     try:
-        guard.admit("sha256:cost", f"job_{i}", expires_at_us=NOW_US + 10**8, now_us=NOW_US, digest=b"d" * 32,
-                    confirmed=True)
-    except ReplayedMessage:
-        pass
+        client = redis.Redis(port=port, socket_timeout=60)
+        for _ in range(600):
+            try:
+                client.ping()
+                break
+            except redis.ConnectionError:
+                time.sleep(0.1)
+        server_counts = {}
+        for name, call in _redis_calls(client, _cost_guard(client)).items():
+            control = ["callgrind_control", "-z", str(server.pid)]
+            subprocess.run(control, check=True, capture_output=True)
+            for i in range(n):
+                call(i)
+            subprocess.run([*control[:1], "-d", str(server.pid)], check=True, capture_output=True)
+            dumps = sorted(folder.glob("cg.out.*"), key=lambda p: int(p.suffix[1:]))
+            server_counts[name] = _summary(dumps[-1]) / n
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
+    with redis_server(work / "redis-plain") as plain:
+        out = work / "callgrind-client"
+        out.mkdir()
+        subprocess.run(["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}/cg.out",
+                        sys.executable, __file__, "--client-instructions", plain.url, str(_helper(work)), str(n)],
+                       check=True, capture_output=True, env={**os.environ, "PYTHONHASHSEED": "0"})
+    labelled = {}
+    for path in out.glob("cg.out.*"):
+        label = next(line.split(": ", 3)[3].strip() for line in path.read_text("utf-8", "replace").splitlines()
+                     if line.startswith("desc: Trigger: Client Request: "))
+        labelled[label] = _summary(path)
+    print(f"{'redis call':10} {'server instructions':>19} {'client instructions':>19} {'sum / PING':>10}")
+    rows = {}
+    for name, server_per_call in server_counts.items():
+        client_per_call = (labelled[f"{name}|{2 * n}"] - labelled[f"{name}|{n}"]) / n
+        rows[name] = server_per_call + client_per_call
+        print(f"{name:10} {server_per_call:19,.0f} {client_per_call:19,.0f} {rows[name] / rows['PING']:10.2f}")
+
+
+def _summary(dump: Path) -> int:
+    for line in dump.read_text("utf-8", "replace").splitlines():
+        if line.startswith("summary:"):
+            return int(line.split()[1])
+    raise ValueError(f"no summary in {dump}")
+
+
+def client_instructions(url: str, helper: str, n: int) -> None:
+    """The child of ``redis_instructions``, run under callgrind: each call ``n`` then ``2n`` times, dumped."""
+    import ctypes
+    import gc
+
+    import redis
+
+    marks = ctypes.CDLL(helper)
+    client = redis.Redis.from_url(url)
+    calls = _redis_calls(client, _cost_guard(client))
+    for call in calls.values():  # warm: imports, the policy read, the script loaded, the first pairs
+        for i in range(50):
+            call(10**7 + i)
+    gc.disable()
+    marks.cg_start()
+    for name, call in calls.items():
+        start = 0
+        for count in (n, 2 * n):
+            marks.cg_zero()
+            for i in range(start, start + count):
+                call(i)
+            marks.cg_dump(f"{name}|{count}".encode())
+            if name == "admit":  # new pairs each round; the replays are of the pairs admitted
+                start += count
 
 
 def sqlite_async_costs(folder: Path, n: int) -> None:
@@ -210,7 +326,7 @@ IDENTITY = "sha256:" + "ab" * 32  # an identity as long as a real one (the row, 
 
 
 def admits(folder: str, n: int) -> None:
-    """``n`` synchronous SQLite admits of new pairs after 200 to warm the connection (``--instructions``)."""
+    """``n`` synchronous SQLite admits of new pairs after 200 to warm the connection (``--sqlite-instructions``)."""
     from ajpcore import ajp
 
     guard = ajp.SQLiteReplayGuard(Path(folder) / "admits.db", max_per_identity=10**8, max_entries=10**9)
@@ -247,16 +363,22 @@ def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "--admits":
         admits(sys.argv[2], int(sys.argv[3]))
         return 0
+    if len(sys.argv) > 1 and sys.argv[1] == "--client-instructions":
+        client_instructions(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+        return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--offers", type=int, default=20_000)
     parser.add_argument("--scheme", choices=["hmac", "ed25519", "both"], default="both")
     parser.add_argument("--backend", choices=["sqlite", "redis", "both"], default="both")
     parser.add_argument("--costs", action="store_true",
                         help="per-call costs instead: a Redis admit beside PING, SQLite async beside sync")
-    parser.add_argument("--instructions", action="store_true",
+    parser.add_argument("--sqlite-instructions", action="store_true",
                         help="user-space instructions per SQLite admit under callgrind instead (needs valgrind)")
+    parser.add_argument("--redis-instructions", type=int, metavar="N", default=0,
+                        help="instructions of a Redis PING, admit and replay under callgrind instead, server and "
+                             "client (N calls each; needs valgrind)")
     args = parser.parse_args()
-    if args.instructions:
+    if args.sqlite_instructions:
         sqlite_instructions(200)
         return 0
     from state_servers import REDIS_SERVER, redis_server
@@ -269,6 +391,9 @@ def main() -> int:
         server = redis_server(work / "redis")
         url = server.__enter__().url
     try:
+        if args.redis_instructions:
+            redis_instructions(work, args.redis_instructions)
+            return 0
         if args.costs:
             if url is not None:
                 redis_costs(url, args.offers)

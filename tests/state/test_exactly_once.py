@@ -13,6 +13,7 @@ lease, each of them answered the retry "202 duplicate" for a job no host took (0
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 import signal
 import sqlite3
@@ -25,6 +26,7 @@ from typing import Any, Callable, List
 import pytest
 
 from ajpcore import ajp
+from ajpcore.ajp._replay_redis import ADMIT_SCRIPT
 from state_servers import RedisServer, child_env, need_redis
 from state_worker import NOW, NOW_US, RECEIVER, SECRET, offer_bytes
 
@@ -86,6 +88,10 @@ class Sender:
         return self.answers
 
 
+ADMIT_SHA = hashlib.sha1(ADMIT_SCRIPT.encode()).hexdigest().encode()
+"""How the admit's ``EVALSHA`` names its script (confirm and release have their own)."""
+
+
 def receiver(guard: Any) -> ajp.Receiver:
     return ajp.Receiver(recipient=RECEIVER, secret=SECRET, replay_guard=guard)
 
@@ -116,7 +122,7 @@ def test_redis_stalled_mid_evalsha_runs_the_job_once(own_redis, tmp_path):
     real, stalled = client.execute_command, []
 
     def stall_first_admit(*args: Any, **kwargs: Any) -> Any:
-        if args[0] == "EVALSHA" and "a" in args and not stalled:
+        if args[0] == "EVALSHA" and args[1] == ADMIT_SHA and not stalled:
             stalled.append(True)
             os.kill(own_redis.process.pid, signal.SIGSTOP)  # the command reaches the socket, no answer comes
             try:

@@ -870,6 +870,43 @@ def test_redis_script_cache_flush_is_survived_and_one_round_trip_per_admit(redis
     assert 400_000 < client.pttl(keys[0]) <= 461_000  # an idle sender's keys expire: 100 s + 300 s of skew + 1 min spare
 
 
+def commands_run(client):
+    """Calls per command since ``CONFIG RESETSTAT`` (which it leaves out), scripts' commands included."""
+    stats = client.info("commandstats")
+    return {name.split("_", 1)[1]: row["calls"] for name, row in stats.items() if name != "cmdstat_config|resetstat"}
+
+
+def test_redis_new_pair_costs_the_server_four_commands_and_a_replay_three(own_redis):
+    """The common admit (a new pair, under quota, in a group whose keys live long enough) runs HSETNX
+    (which both looks the pair up and writes it), ZCARD, ZADD and PTTL in the script, and nothing else;
+    a replay runs HSETNX (no write), ZSCORE and HGET.  Counted by the server (``INFO commandstats``)."""
+    client = own_redis.client()
+    guard = ajp.RedisReplayGuard(client, prefix="cost:")
+    guard.admit("k", "job_first", expires_at_us=100 * S, now_us=0, confirmed=True)  # the group's keys made
+    client.config_resetstat()
+    for i in range(10):
+        guard.admit("k", f"job_{i}", expires_at_us=100 * S, now_us=0, digest=b"d" * 32, confirmed=i % 2 == 0)
+    assert commands_run(client) == {"evalsha": 10, "hsetnx": 10, "zcard": 10, "zadd": 10, "pttl": 10}
+    client.config_resetstat()
+    with pytest.raises(ReplayedMessage):
+        guard.admit("k", "job_0", expires_at_us=100 * S, now_us=0, digest=b"d" * 32)
+    assert commands_run(client) == {"evalsha": 1, "hsetnx": 1, "zscore": 1, "hget": 1}
+
+
+def test_redis_admit_takes_numbers_beyond_int64_and_expiries_beyond_pexpire(redis_url):
+    """A quota or an expiry far beyond any real one is as good as unbounded: the pair is admitted, its
+    keys get an expiry, and a replay of it is refused (the script's integers travel as int64)."""
+    import redis
+
+    client = redis.Redis.from_url(redis_url)
+    guard = ajp.RedisReplayGuard(client, prefix=f"huge{uuid.uuid4().hex[:8]}:", max_per_identity=2**80)
+    guard.admit("k", "job_far", expires_at_us=2**80, now_us=0, confirmed=True)
+    with pytest.raises(ReplayedMessage):
+        guard.admit("k", "job_far", expires_at_us=2**80, now_us=10**15, confirmed=True)
+    assert all(client.pttl(key) > 10**15 for key in guard.keys("k"))  # ~285,000 years: still an expiry
+    guard.admit("k", "job_late", expires_at_us=-(2**70), now_us=2**70, confirmed=True)  # nothing raised
+
+
 def test_redis_prefix_is_checked():
     need_redis()
     import redis
