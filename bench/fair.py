@@ -12,16 +12,19 @@ WARM_CALLS = 200
 """Untimed calls every contender gets before its rounds (then ``gc.collect()``)."""
 
 
-def measure(benchmark, fn, *args, **kwargs):
-    """``benchmark(fn, *args, **kwargs)`` after ``WARM_CALLS`` untimed calls and a collection.
+def warm_calls(benchmark) -> int:
+    """The untimed calls a contender gets first: ``WARM_CALLS``, or none with benchmarking disabled
+    (``--benchmark-disable``, the README's test command, or under xdist), where the fixture calls the
+    function once, a smoke run, and nothing is timed for a warm-up to even out (it was a quarter of
+    the suite's CPU time)."""
+    return 0 if benchmark.disabled else WARM_CALLS
 
-    With benchmarking disabled (``--benchmark-disable``, the README's test command, or under
-    xdist) nothing is timed and the fixture calls ``fn`` once, a smoke run: the warm-up has
-    nothing to even out and is skipped (it was a quarter of the suite's CPU time).
-    """
-    if benchmark.disabled:
-        return benchmark(fn, *args, **kwargs)
-    for _ in range(WARM_CALLS):
+
+def measure(benchmark, fn, *args, **kwargs):
+    """``benchmark(fn, *args, **kwargs)`` after ``warm_calls(benchmark)`` untimed calls and a collection."""
+    calls = warm_calls(benchmark)
+    for _ in range(calls):
         fn(*args, **kwargs)
-    gc.collect()
+    if calls:  # a smoke run times nothing for a collection to settle
+        gc.collect()
     return benchmark(fn, *args, **kwargs)

@@ -36,7 +36,7 @@ import data
 from ajpcore import ajp, schemas
 from ajpcore.ajp import MemoryReplayGuard
 from ajpcore.errors import ReplayedMessage
-from fair import WARM_CALLS, measure
+from fair import measure, warm_calls
 from twins import twin as core_twin  # the native twin skips with its reason on a pure install
 from ajpcore.signing import sign
 
@@ -96,7 +96,7 @@ class _Feed:
 
 
 def _measure_receive(benchmark, fn, feed):
-    for _ in range(0 if benchmark.disabled else WARM_CALLS):  # disabled: one smoke call, nothing to even out
+    for _ in range(warm_calls(benchmark)):
         args, kwargs = feed()
         fn(*args, **kwargs)
     gc.collect()

@@ -32,7 +32,7 @@ import ajpcore
 from ajpcore import Ed25519PrivateKey, ajp
 from ajpcore.keys import DEFAULT_BACKEND
 from ajpcore.provenance import MemoryKeyPins, sign_declaration
-from fair import WARM_CALLS
+from fair import warm_calls
 from twins import twin
 
 NOW = "2026-03-05T10:01:00Z"
@@ -84,7 +84,7 @@ class _Feed:
 
 
 def _run(benchmark, feed, call):
-    for _ in range(0 if benchmark.disabled else WARM_CALLS):  # disabled: one smoke call, nothing to even out
+    for _ in range(warm_calls(benchmark)):
         args, _ = feed()
         call(feed.target, *args)
     gc.collect()
