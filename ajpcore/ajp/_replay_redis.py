@@ -212,7 +212,7 @@ class _RedisGuardBase(RedisStore, SharedGuardSettings):
     ) -> Tuple[Tuple[bytes, bytes], List[bytes], int]:
         """The admit's keys and arguments (``ADMIT_SCRIPT``), and the group's limit a refusal names.
 
-        They go encoded (UTF-8, numbers in decimal), so redis-py passes them through as they are.
+        They go as bytes (the keys UTF-8, the values packed by ``_packed``), which redis-py sends as they are.
         """
         plan = self.plan(identity, job_id, digest, expires_at_us, now_us, host, first_use, confirmed)
         # the digest travels as hex, so a client with decode_responses=True reads it back intact
