@@ -145,11 +145,12 @@ def test_redis_stalled_mid_evalsha_runs_the_job_once(own_redis, tmp_path):
 def test_asyncio_cancelled_mid_admit_on_sqlite_runs_the_job_once(tmp_path):
     guard = ajp.AsyncSQLiteReplayGuard(tmp_path / "state.db")
     table, data = JobTable(tmp_path / "jobs.db"), offer_bytes("job_cancelled_sqlite")
-    inside, real = threading.Event(), guard.sync._insert_new  # a new pair's admit, holding the writers' lock
+    inside, go_on = threading.Event(), threading.Event()
+    real = guard.sync._insert_new  # a new pair's admit, holding the writers' lock
 
     def slow_admit(*args: Any) -> Any:
         inside.set()
-        threading.Event().wait(0.3)  # the await is cancelled meanwhile; the thread still commits
+        assert go_on.wait(30)  # held until the await was cancelled; the thread still commits
         return real(*args)
 
     guard.sync._insert_new = slow_admit
@@ -159,9 +160,12 @@ def test_asyncio_cancelled_mid_admit_on_sqlite_runs_the_job_once(tmp_path):
         sender = Sender(data)
         with pytest.raises(asyncio.TimeoutError):
             await asyncio.wait_for(r.answer_offer_async(data, now=sender.now, run=table.take), timeout=0.1)
-        assert inside.is_set()
+        # The admit reached the store (in the worker thread: under load, possibly after the timeout) and
+        # commits only now, with nobody waiting for it. No sleep needed after: the release the cancellation
+        # queued, and the retry's admit, run after it in the guard's one worker thread, in that order.
+        assert await asyncio.to_thread(inside.wait, 30)
         guard.sync._insert_new = real
-        await asyncio.sleep(0.5)  # the worker thread committed the admit, then released it
+        go_on.set()
         sender.answers.append("cancelled")
         return await sender.until_accepted_async(r.answer_offer_async, table.take)
 
