@@ -94,10 +94,11 @@ def instant_micros(now: object) -> int:
     (``int``/``float``, not ``bool``).  Raises ``TimestampError`` for a naive
     datetime, a string that is not RFC 3339, a non-finite number, or another type.
     """
-    if type(now) is str:  # the usual form: the core's parse, then its error below if it fails
-        micros: Optional[int] = _core.impl.rfc3339_micros(now)
-        if micros is not None:
-            return micros
+    # The usual forms (RFC 3339 text, a UTC datetime, POSIX seconds) in one core call; anything it
+    # does not read is read, or refused, below.
+    micros: Optional[int] = _core.impl.clock_micros(now)
+    if micros is not None:
+        return micros
     if isinstance(now, datetime):
         if now.tzinfo is None or now.utcoffset() is None:
             raise TimestampError("`now` is a naive datetime: give it a tzinfo (e.g. timezone.utc)")

@@ -4,6 +4,17 @@
 # RFC 3339 date-time (section 5.6) to microseconds since 1970-01-01T00:00:00Z
 # ---------------------------------------------------------------------------
 
+from cpython.datetime cimport (
+    PyDateTime_DATE_GET_HOUR, PyDateTime_DATE_GET_MICROSECOND, PyDateTime_DATE_GET_MINUTE,
+    PyDateTime_DATE_GET_SECOND, PyDateTime_DATE_GET_TZINFO, PyDateTime_GET_DAY, PyDateTime_GET_MONTH,
+    PyDateTime_GET_YEAR,
+)
+from datetime import datetime as _DATETIME, timezone as _TIMEZONE
+
+cdef object _UTC = _TIMEZONE.utc
+cdef double _CLOCK_LIMIT = 4611686018427387904.0  # 2**62 µs (146,000 years): a clock reading past it is not one
+cdef long long _CLOCK_SECONDS = 4611686018427  # 2**62 // 10**6: whole seconds under that bound
+
 cdef extern from *:
     """
     /* Digits s[0..n) (ASCII '0'-'9' only) as a number, or -1. */
@@ -82,11 +93,16 @@ cdef extern from *:
     }
     """
     bint ajp_rfc3339_parse(const unsigned char* s, Py_ssize_t n, long long* out) noexcept
+    long long ajp_days_from_civil(long long y, int m, int d) noexcept
 
 
 def rfc3339_micros(text):
     """Microseconds since 1970-01-01T00:00:00Z of a strict RFC 3339 date-time, or None
     (see ajpcore._core_py.rfc3339_micros)."""
+    return _rfc3339_micros(text)
+
+
+cdef object _rfc3339_micros(object text):
     cdef long long micros
     if not PyUnicode_CheckExact(text):
         return None
@@ -97,3 +113,33 @@ def rfc3339_micros(text):
     if not ajp_rfc3339_parse(<const unsigned char*>PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text), &micros):
         return None
     return PyLong_FromLongLong(micros)
+
+
+def clock_micros(now):
+    """Microseconds since 1970-01-01T00:00:00Z of a host's clock reading in its usual forms, or None
+    (see ajpcore._core_py.rfc3339.clock_micros)."""
+    cdef double product
+    cdef long long whole
+    cdef int overflow
+    if PyUnicode_CheckExact(now):
+        return _rfc3339_micros(now)
+    if type(now) is _DATETIME:
+        if <object>PyDateTime_DATE_GET_TZINFO(now) is not _UTC:
+            return None
+        return PyLong_FromLongLong(
+            ajp_days_from_civil(PyDateTime_GET_YEAR(now), PyDateTime_GET_MONTH(now), PyDateTime_GET_DAY(now))
+            * 86400000000LL
+            + ((PyDateTime_DATE_GET_HOUR(now) * 60LL + PyDateTime_DATE_GET_MINUTE(now)) * 60
+               + PyDateTime_DATE_GET_SECOND(now)) * 1000000LL
+            + PyDateTime_DATE_GET_MICROSECOND(now))
+    if PyFloat_CheckExact(now):
+        product = PyFloat_AS_DOUBLE(now) * 1000000.0
+        if not -_CLOCK_LIMIT < product < _CLOCK_LIMIT:  # NaN fails both
+            return None
+        return PyLong_FromLongLong(<long long>product)  # truncated toward zero, as int() does
+    if PyLong_CheckExact(now):
+        whole = PyLong_AsLongLongAndOverflow(now, &overflow)
+        if overflow or not -_CLOCK_SECONDS < whole < _CLOCK_SECONDS:
+            return None
+        return PyLong_FromLongLong(whole * 1000000)
+    return None

@@ -39,7 +39,7 @@ from . import hmac_sink
 from .hmac_sink import HmacSigner, clear_hmac_cache, hmac_sha256_canonical, hmac_sha256_signature
 from .hmac_check import hmac_sha256_verified_tag
 from .ed25519_checks import ed25519_check_public_key, ed25519_check_signature, ed25519_sodium_verify
-from .rfc3339 import rfc3339_micros
+from .rfc3339 import clock_micros, rfc3339_micros
 from .offer_shape import offer_accepted_expiry, offer_schema_instants
 from .slotted import new_slotted
 
@@ -77,6 +77,7 @@ __all__ = [
     "ed25519_check_signature",
     "ed25519_sodium_verify",
     "rfc3339_micros",
+    "clock_micros",
     "offer_schema_instants",
     "offer_accepted_expiry",
     "new_slotted",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import sys
 from datetime import datetime, timedelta, timezone
-from typing import Optional
+from typing import Optional, cast
 
 from .._core_rules import _days_from_civil
 
@@ -85,3 +85,42 @@ def rfc3339_micros(text: object) -> Optional[int]:
         except (ValueError, OverflowError):
             pass
     return _full_parse(text)
+
+
+_UTC = timezone.utc
+_CLOCK_LIMIT = 4611686018427387904.0  # 2**62 µs (146,000 years): a clock reading past it is not one
+_CLOCK_SECONDS = 4611686018427  # 2**62 // 10**6: whole seconds under that bound
+
+
+def clock_micros(now: object) -> Optional[int]:
+    """Microseconds since 1970-01-01T00:00:00Z of a host's clock reading in its usual forms, or None.
+
+    The forms a server's clock gives, each read exactly as ``ajpcore.timestamps.instant_micros``
+    reads it: RFC 3339 text (``rfc3339_micros``), a ``datetime`` (exactly) whose tzinfo is
+    ``timezone.utc`` (what ``datetime.now(timezone.utc)`` returns: the adapters' clock), POSIX
+    seconds as a ``float`` (``time.time()``: the product by 10**6 truncated toward zero) or an
+    ``int`` (not a ``bool``).  None for anything else, and for a number whose microseconds are not
+    within 2**62 of the epoch: the caller's full reading then decides (another zone, a subclass)
+    or raises (naive, non-finite, another type).  This is the receive path's one reading of ``now``
+    per request, at the cost of a C call instead of a ``datetime`` subtraction (~40 ns against ~500).
+    """
+    kind = type(now)
+    if kind is str:
+        return rfc3339_micros(now)
+    if kind is datetime:
+        when = cast(datetime, now)
+        if when.tzinfo is not _UTC:
+            return None
+        seconds = (when.hour * 60 + when.minute) * 60 + when.second
+        return _days_from_civil(when.year, when.month, when.day) * _MICROS_PER_DAY + seconds * 1_000_000 + when.microsecond
+    if kind is float:
+        product = cast(float, now) * 1_000_000.0
+        if not -_CLOCK_LIMIT < product < _CLOCK_LIMIT:  # NaN fails both
+            return None
+        return int(product)
+    if kind is int:
+        whole = cast(int, now)
+        if not -_CLOCK_SECONDS < whole < _CLOCK_SECONDS:
+            return None
+        return whole * 1_000_000
+    return None

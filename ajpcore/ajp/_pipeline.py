@@ -97,10 +97,9 @@ def host_now(now: Any) -> int:
     bool) or ``ValueError`` (a naive datetime, text that is not RFC 3339, a non-finite number) to the
     host, never an ``AjpError`` that would be answered to the sender as its fault.
     """
-    if type(now) is str:
-        micros = _core.impl.rfc3339_micros(now)
-        if micros is not None:
-            return micros
+    micros = _core.impl.clock_micros(now)  # the usual forms, in one core call
+    if micros is not None:
+        return micros
     try:
         return _now_micros(now)
     except TimestampError as exc:
@@ -135,7 +134,7 @@ def read(data: Any, now: Any, max_bytes: int) -> Tuple[Any, int]:
     400), or ``data`` itself when it is a ``JobOffer`` already parsed.
     """
     impl = _core.impl
-    now_us = impl.rfc3339_micros(now) if type(now) is str else None  # the usual form, inline
+    now_us = impl.clock_micros(now)  # the usual forms (RFC 3339 text, a UTC datetime, POSIX seconds), inline
     if now_us is None:
         now_us = host_now(now)
     kind = type(data)

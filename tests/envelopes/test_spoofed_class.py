@@ -47,6 +47,7 @@ CALLS = {
     "ed25519_check_public_key": lambda m, s: m.ed25519_check_public_key(s),
     "ed25519_check_signature": lambda m, s: m.ed25519_check_signature(s),
     "rfc3339_micros": lambda m, s: m.rfc3339_micros(s),
+    "clock_micros": lambda m, s: m.clock_micros(s),
 }
 
 

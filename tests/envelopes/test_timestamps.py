@@ -192,3 +192,67 @@ def test_twins_parse_alike(twins, text):
 def test_twins_agree_on_non_timestamps_and_long_fractions(twins, value):
     native, pure = twins
     assert native.rfc3339_micros(value) == pure.rfc3339_micros(value)
+
+
+# -- clock_micros: a host's clock reading in its usual forms, one core call --------------------------
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICRO = timedelta(microseconds=1)
+
+
+def _reading(value):
+    """What a clock reading means, computed apart from the core: (datetime arithmetic, ``int()``), or None."""
+    if type(value) is datetime:
+        return (value - _EPOCH) // _MICRO if value.tzinfo is UTC else None
+    if type(value) is float:
+        return int(value * 1_000_000) if abs(value * 1_000_000) < 2.0**62 else None
+    if type(value) is int:
+        return value * 1_000_000 if abs(value) < 2**62 // 10**6 else None
+    return None
+
+
+_READINGS = st.one_of(
+    st.datetimes(timezones=st.sampled_from([UTC])),
+    st.datetimes(timezones=st.sampled_from([timezone(timedelta(hours=2)), timezone(-timedelta(minutes=30))])),
+    st.datetimes(),  # naive: never read here
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.floats(min_value=-4.7e12, max_value=4.7e12),  # around the 2**62 µs bound
+    st.integers(min_value=-(2**63), max_value=2**63),
+    st.integers(min_value=4611686018420, max_value=4611686018430),
+    st.booleans(),
+)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(_READINGS)
+def test_twins_read_a_clock_alike_and_as_datetime_arithmetic_does(twins, value):
+    native, pure = twins
+    got = native.clock_micros(value)
+    assert got == pure.clock_micros(value)
+    assert got == _reading(value)
+    if got is not None:
+        assert instant_micros(value) == got  # the reading the full path gives, where the core gives one
+
+
+@pytest.mark.parametrize("value", [
+    datetime(1, 1, 1, tzinfo=UTC), datetime(9999, 12, 31, 23, 59, 59, 999_999, tzinfo=UTC),
+    type("Later", (datetime,), {})(2026, 3, 5, tzinfo=UTC), 0.0, -0.0, -1.5, float("nan"), float("inf"),
+    4611686018427.387, 4611686018427, -4611686018426, True, "2026-03-05T10:00:00Z", "not a time", None, b"0",
+], ids=repr)
+def test_twins_read_the_edges_of_a_clock_alike(twins, value):
+    native, pure = twins
+    assert native.clock_micros(value) == pure.clock_micros(value)
+    if type(value) is not str:
+        assert native.clock_micros(value) == _reading(value)
+
+
+def test_every_reading_the_core_declines_is_read_or_refused_as_before(core):
+    """The full path still reads what the core leaves to it (another zone, a subclass, a huge number)
+    and refuses what is no clock reading."""
+    later = type("Later", (datetime,), {})(2026, 3, 5, tzinfo=UTC)
+    assert instant_micros(later) == 1_772_668_800_000_000
+    assert instant_micros(datetime(2026, 3, 5, 11, tzinfo=timezone(timedelta(hours=1)))) == 1_772_704_800_000_000
+    assert instant_micros(10**13) == 10**19
+    for bad in (datetime(2026, 3, 5), float("nan"), float("-inf"), True, None, b"0"):
+        with pytest.raises(TimestampError):
+            instant_micros(bad)
