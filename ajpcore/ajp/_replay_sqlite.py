@@ -208,13 +208,17 @@ class SQLiteReplayGuard(SharedGuardSettings):
         ``connection``: the host's own ``sqlite3`` connection to this file,
         inside a transaction the host has begun (``BEGIN IMMEDIATE``): the
         confirm is then one more statement of that transaction, so the host's
-        job row and the confirm commit together or not at all.  Without it the
+        job row and the confirm commit together or not at all.  A connection
+        whose main database is another file is refused (``ValueError``): its
+        confirm would leave this file's pair pending, to be admitted again when
+        its lease ends, while the host's job row commits.  Without it the
         confirm is a transaction of its own.
         """
         check_admit(identity, job_id, None, 0, now_us)
         if connection is not None:
             if not connection.in_transaction:
                 raise ValueError("`connection` must be inside the host's transaction (BEGIN IMMEDIATE first)")
+            _check_opened_on(connection, self.path)
             return self._confirm(identity, job_id, connection)
         return self._state.transaction(functools.partial(self._confirm, identity, job_id))
 
@@ -228,6 +232,18 @@ class SQLiteReplayGuard(SharedGuardSettings):
         """Drop the pair if it is pending; True when one was dropped (see ``ReplayGuard``)."""
         check_admit(identity, job_id, None, 0, now_us)
         return bool(self._state.transaction(lambda conn: conn.execute(_RELEASE, (identity, job_id)).rowcount))
+
+
+def _check_opened_on(connection: sqlite3.Connection, path: str) -> None:
+    """Refuse (``ValueError``) a host's connection whose main database is not the file ``path``."""
+    main = ""
+    try:
+        main = next((str(row[2]) for row in connection.execute("PRAGMA database_list") if row[1] == "main"), "")
+        same = bool(main) and os.path.samefile(main, path)
+    except (sqlite3.Error, OSError):
+        same = False
+    if not same:
+        raise ValueError(f"`connection` is open on `{main}`, not on `{path}`, this guard's file")
 
 
 class AsyncSQLiteReplayGuard:

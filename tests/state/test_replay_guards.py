@@ -1079,3 +1079,32 @@ def test_cluster_primary_stopped_is_503_for_its_slots_and_the_others_are_served(
         client.close()
     finally:
         made.stop()
+
+
+def test_sqlite_confirm_on_the_hosts_connection_needs_this_guards_file(tmp_path):
+    """``confirm(connection=)`` refuses a connection to another file: its confirm would leave this file's pair
+    pending (admitted again once its lease ends: the job twice) while the host's job row commits. Before: a
+    file without the table raised sqlite3's own error; another state file confirmed nothing, silently."""
+    guard = ajp.SQLiteReplayGuard(tmp_path / "state.db")
+    other = ajp.SQLiteReplayGuard(tmp_path / "other.db")  # another store: same schema, another file
+    other.admit("k", "job_x", expires_at_us=100 * S, now_us=0)
+    other.close()
+    guard.admit("k", "job_x", expires_at_us=100 * S, now_us=0)
+    for wrong in (sqlite3.connect(tmp_path / "other.db", isolation_level=None), sqlite3.connect(":memory:", isolation_level=None)):
+        wrong.execute("BEGIN IMMEDIATE")
+        with pytest.raises(ValueError, match=r"`connection` is open on `.*`, not on `.*state\.db`, this guard's file"):
+            guard.confirm("k", "job_x", now_us=1 * S, connection=wrong)
+        wrong.execute("ROLLBACK")
+        wrong.close()
+    with pytest.raises(ajpcore.JobInProgress):  # nothing confirmed it
+        guard.admit("k", "job_x", expires_at_us=100 * S, now_us=1 * S)
+    host = sqlite3.connect(str(tmp_path / ".." / tmp_path.name / "state.db"), isolation_level=None)  # its file, spelt otherwise
+    host.execute("CREATE TABLE jobs (job_id TEXT NOT NULL)")
+    host.execute("BEGIN IMMEDIATE")
+    host.execute("INSERT INTO jobs VALUES ('job_x')")
+    assert guard.confirm("k", "job_x", now_us=1 * S, connection=host) is True
+    host.execute("COMMIT")
+    host.close()
+    with pytest.raises(ReplayedMessage):
+        guard.admit("k", "job_x", expires_at_us=100 * S, now_us=2 * S)
+    guard.close()
