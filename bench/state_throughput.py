@@ -325,35 +325,45 @@ def sqlite_async_costs(folder: Path, n: int) -> None:
 IDENTITY = "sha256:" + "ab" * 32  # an identity as long as a real one (the row, the pair's key and its group's)
 
 
-def admits(folder: str, n: int) -> None:
-    """``n`` synchronous SQLite admits of new pairs after 200 to warm the connection (``--sqlite-instructions``)."""
+def admits(folder: str, n: int, connections: int) -> None:
+    """``n`` synchronous SQLite admits of new pairs after 200 to warm the connection (``--sqlite-instructions``),
+    by ``connections`` guards on the one file taking turns (two: each admit finds the file written by the other
+    connection since its own last admit, as two workers do)."""
     from ajpcore import ajp
 
-    guard = ajp.SQLiteReplayGuard(Path(folder) / "admits.db", max_per_identity=10**8, max_entries=10**9)
+    guards = [ajp.SQLiteReplayGuard(Path(folder) / "admits.db", max_per_identity=10**8, max_entries=10**9)
+              for _ in range(connections)]
     for i in range(200 + n):
-        guard.admit(IDENTITY, f"job_{i:07d}", expires_at_us=NOW_US + 10**8 + i, now_us=NOW_US, digest=b"d" * 32,
-                    confirmed=True)
-    guard.close()
+        guards[i % connections].admit(IDENTITY, f"job_{i:07d}", expires_at_us=NOW_US + 10**8 + i, now_us=NOW_US,
+                                      digest=b"d" * 32, confirmed=True)
+    for guard in guards:
+        guard.close()
 
 
 def sqlite_instructions(n: int) -> None:
     """User-space instructions per synchronous SQLite admit, counted by callgrind (the load of the machine does
-    not move them): the process with ``n + 1000`` admits minus the process with ``n``, over 1,000.  The
-    kernel's share (the WAL's ``pwrite`` calls, the locks) is not counted: ``strace -c -f`` counts those calls."""
+    not move them): the process with ``n + 1000`` admits minus the process with ``n``, over 1,000; by one
+    connection, then by two taking turns (in WAL mode SQLite empties a connection's page cache when another
+    connection wrote the file since its last transaction, and reads the pages again: the cost a second worker
+    adds to each admit, whatever the locks).  The kernel's share (the WAL's ``pwrite`` calls, those re-reads'
+    ``pread``, the locks) is not counted: ``strace -c -f`` counts those calls."""
     if shutil.which("valgrind") is None:
         print("sqlite admit instructions: skipped, valgrind not found")
         return
     from state_servers import child_env
 
-    counts = []
-    for admits_n in (n, n + 1000):
-        folder = tempfile.mkdtemp(prefix="ajpcore-cg-")
-        out = Path(folder) / "callgrind.out"
-        subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, __file__,
-                        "--admits", folder, str(admits_n)], env=child_env(), check=True, capture_output=True)
-        totals = [line for line in out.read_text().splitlines() if line.startswith(("summary:", "totals:"))]
-        counts.append(int(totals[0].split()[1]))
-    print(f"sqlite admit: {(counts[1] - counts[0]) / 1000:,.0f} user-space instructions per admit (callgrind)")
+    for connections in (1, 2):
+        counts = []
+        for admits_n in (n, n + 1000):
+            folder = tempfile.mkdtemp(prefix="ajpcore-cg-")
+            out = Path(folder) / "callgrind.out"
+            subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, __file__,
+                            "--admits", folder, str(admits_n), str(connections)], env=child_env(), check=True,
+                           capture_output=True)
+            totals = [line for line in out.read_text().splitlines() if line.startswith(("summary:", "totals:"))]
+            counts.append(int(totals[0].split()[1]))
+        how = "" if connections == 1 else " (2 connections taking turns)"
+        print(f"sqlite admit{how}: {(counts[1] - counts[0]) / 1000:,.0f} user-space instructions per admit (callgrind)")
 
 
 def main() -> int:
@@ -361,7 +371,7 @@ def main() -> int:
         worker(*sys.argv[2:6], int(sys.argv[6]), int(sys.argv[7]), sys.argv[8])
         return 0
     if len(sys.argv) > 1 and sys.argv[1] == "--admits":
-        admits(sys.argv[2], int(sys.argv[3]))
+        admits(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
         return 0
     if len(sys.argv) > 1 and sys.argv[1] == "--client-instructions":
         client_instructions(sys.argv[2], sys.argv[3], int(sys.argv[4]))
