@@ -115,19 +115,12 @@ _resolver.blocking = False  # type: ignore[attr-defined]
 # -- receive:hmac -------------------------------------------------------------------------------
 
 
-def test_hmac_receiver(benchmark, core):
+@pytest.mark.parametrize("now", [NOW, NOW_DATETIME], ids=["text-now", "datetime-now"])
+def test_hmac_receiver(benchmark, core, now):
     benchmark.group = "receive:hmac"
-    benchmark.name = f"ajpcore-{core} (Receiver)"
+    benchmark.name = f"ajpcore-{core} (Receiver)" if now is NOW else f"ajpcore-{core} (Receiver, UTC datetime now)"
     feed = _Feed(HMAC_OFFERS, lambda: ajp.Receiver(recipient=ME, secret=SECRET, replay_guard=ajp.MemoryReplayGuard()))
-    got = _run(benchmark, feed, lambda r, raw: r.receive(raw, now=NOW))
-    assert got.identity is None and got.offer.sender.type == "human"
-
-
-def test_hmac_receiver_datetime_now(benchmark, core):
-    benchmark.group = "receive:hmac"
-    benchmark.name = f"ajpcore-{core} (Receiver, UTC datetime now)"
-    feed = _Feed(HMAC_OFFERS, lambda: ajp.Receiver(recipient=ME, secret=SECRET, replay_guard=ajp.MemoryReplayGuard()))
-    got = _run(benchmark, feed, lambda r, raw: r.receive(raw, now=NOW_DATETIME))
+    got = _run(benchmark, feed, lambda r, raw: r.receive(raw, now=now))
     assert got.identity is None and got.offer.sender.type == "human"
 
 
