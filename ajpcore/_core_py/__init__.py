@@ -11,7 +11,7 @@ same name in ``native/``:
 - ``hmac_sink``          ``HmacSigner``, ``hmac_sha256_canonical``, ``hmac_sha256_signature`` (RFC 2104)
 - ``hmac_check``         ``hmac_sha256_verified_tag``: a received body's tag when its signature is that tag
 - ``ed25519_checks``     Ed25519 byte-level key and signature checks (RFC 8032), libsodium's verify
-- ``rfc3339``            strict RFC 3339 ``date-time`` to microseconds (section 5.6)
+- ``rfc3339``            strict RFC 3339 ``date-time`` to microseconds (section 5.6); a host's clock reading (``clock_micros``)
 - ``offer_shape``        what the AJP specification fixes of a JobOffer, proven in one pass (the receive fast path)
 - ``slotted``            a slotted object filled through its member descriptors (the receive pipeline's objects)
 

@@ -455,6 +455,12 @@ def test_kill_9_in_an_admit_loop_loses_no_accepted_id(make_guard, tmp_path, requ
             assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
 
 
+# These two fork on purpose, as a pre-forking server does after loading the app; CPython 3.12+ warns about any
+# fork of a process with threads (pytest-xdist's, the guard's worker): the child here runs only the guard.
+FORKS_ON_PURPOSE = pytest.mark.filterwarnings("ignore:This process .* is multi-threaded, use of fork:DeprecationWarning")
+
+
+@FORKS_ON_PURPOSE
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork (POSIX)")
 def test_sqlite_guard_opened_before_fork_works_in_the_child(tmp_path):
     """A guard built before the workers fork (gunicorn --preload) opens its own connection in each child."""
@@ -477,6 +483,7 @@ def test_sqlite_guard_opened_before_fork_works_in_the_child(tmp_path):
         guard.admit("k", "job_child", expires_at_us=100 * S, now_us=0, confirmed=True)
 
 
+@FORKS_ON_PURPOSE
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork (POSIX)")
 def test_async_sqlite_guard_made_before_fork_gets_a_worker_thread_in_the_child(tmp_path):
     """The child of a fork has no copy of the parent's worker thread: its first call starts one (before,
