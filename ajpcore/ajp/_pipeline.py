@@ -97,11 +97,8 @@ def host_now(now: Any) -> int:
     bool) or ``ValueError`` (a naive datetime, text that is not RFC 3339, a non-finite number) to the
     host, never an ``AjpError`` that would be answered to the sender as its fault.
     """
-    micros = _core.impl.clock_micros(now)  # the usual forms, in one core call
-    if micros is not None:
-        return micros
     try:
-        return _now_micros(now)
+        return _now_micros(now)  # its first step: the usual forms in one core call (``clock_micros``)
     except TimestampError as exc:
         wrong_type = isinstance(now, bool) or not isinstance(now, (str, datetime, int, float))
         raise (TypeError if wrong_type else ValueError)(f"`now=` (the host's clock, not the sender's input): {exc}") from None
