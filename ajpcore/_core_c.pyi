@@ -1,5 +1,5 @@
 # Stub for the compiled twin ajpcore._core_c; signatures identical to ajpcore._core_py.
-from typing import Any, Callable, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 MAX_DEPTH: int
 
@@ -48,3 +48,17 @@ def offer_accepted_expiry(value: Any, now_us: Any, skew: Any, max_lifetime: Any,
 
 # -- a slotted object filled through its member descriptors --
 def new_slotted(cls: Any, members: Tuple[Any, ...], values: Tuple[Any, ...]) -> Any: ...
+
+# -- the in-memory replay guard's pairs and its usual admit --
+class ReplayTable:
+    jobs: Dict[str, Dict[str, Tuple[int, Optional[bytes], Optional[int], str]]]
+    heap: List[Tuple[int, str, str]]
+    full_until: Dict[str, int]
+    size: int
+    lock: Any
+    max_entries: int
+    quota: Optional[int]
+    skew_us: int
+    lease_us: int
+    def __init__(self, max_entries: int, quota: Optional[int], skew_us: int, lease_us: int) -> None: ...
+    def admit_new(self, identity: Any, job_id: Any, expires_at_us: Any, now_us: Any, digest: Any, confirmed: Any) -> bool: ...

@@ -14,6 +14,9 @@ rebuilding the native core:
   ``_duplicate_reason``, ``_surrogate_reason``, ``_noncharacter_reason``; ``_Refusal``
   carries a refused token's reason to the parser);
 - the encoder's text for a recursion met while writing (``_RECURSION_REASON``);
+- the replay guard's bounds on what it stores (``MAX_JOB_ID_LENGTH``, ``MAX_IDENTITY_LENGTH``,
+  ``MAX_DIGEST_LENGTH``; ``ajpcore.ajp`` exports them) and the in-memory table's refusals
+  (``_TABLE_TYPES``, ``_TABLE_SIZES``);
 - the proleptic Gregorian day count (``_days_from_civil``) of the pure twin's RFC 3339 reader,
   which ``ajpcore._js_date`` also reads dates with (native: ``ajp_days_from_civil``, rfc3339.pxi).
 
@@ -35,6 +38,16 @@ _INT_DIGITS_FINITE = 309  # 10**309 > DBL_MAX: a longer integer literal cannot b
 
 _RECURSION_REASON = "Recursion limit reached in the encoder (a `write` callback re-entering it?)"
 """Why a RecursionError met while encoding is raised as EncodeError, on both twins."""
+
+MAX_JOB_ID_LENGTH = 256
+"""Longest ``job_id`` (characters) the schemas and every replay guard accept (the reference SDK mints 24)."""
+MAX_IDENTITY_LENGTH = 256
+"""Longest replay identity a guard stores (``replay_identity`` gives at most 72 characters)."""
+MAX_DIGEST_LENGTH = 64
+"""Longest ``digest`` (bytes) a guard stores with a pair (``offer_digest`` gives 32 or 64: an HMAC tag, an Ed25519 signature)."""
+
+_TABLE_TYPES = "ReplayTable: max_entries and skew_us and lease_us must be int, quota None or an int"
+_TABLE_SIZES = "ReplayTable: max_entries and quota must be at least 1"
 
 
 # ---------------------------------------------------------------------------

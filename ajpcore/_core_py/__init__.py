@@ -14,6 +14,7 @@ same name in ``native/``:
 - ``rfc3339``            strict RFC 3339 ``date-time`` to microseconds (section 5.6); a host's clock reading (``clock_micros``)
 - ``offer_shape``        what the AJP specification fixes of a JobOffer, proven in one pass (the receive fast path)
 - ``slotted``            a slotted object filled through its member descriptors (the receive pipeline's objects)
+- ``replay_table``       the in-memory replay guard's pairs and its usual admit (``MemoryReplayGuard``)
 
 The texts and rules both twins must share (the limits, the int rule beyond
 2**53, the decoder's error texts) live below both, in ``ajpcore._core_rules``:
@@ -42,6 +43,7 @@ from .ed25519_checks import ed25519_check_public_key, ed25519_check_signature, e
 from .rfc3339 import clock_micros, rfc3339_micros
 from .offer_shape import offer_accepted_expiry, offer_schema_instants
 from .slotted import new_slotted
+from .replay_table import ReplayTable
 
 class _CorePackage(_ModuleType):
     """This package's module type: ``HMAC_CACHE_SIZE`` is ``hmac_sink``'s, read and set here.
@@ -81,4 +83,5 @@ __all__ = [
     "offer_schema_instants",
     "offer_accepted_expiry",
     "new_slotted",
+    "ReplayTable",
 ]

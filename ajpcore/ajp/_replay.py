@@ -14,6 +14,10 @@ import threading
 from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Protocol, Tuple, Union
 
 from .. import _core
+# The bounds on what a guard stores, defined below the core twins (whose usual admit checks them too):
+from .._core_rules import MAX_DIGEST_LENGTH as MAX_DIGEST_LENGTH
+from .._core_rules import MAX_IDENTITY_LENGTH as MAX_IDENTITY_LENGTH
+from .._core_rules import MAX_JOB_ID_LENGTH as MAX_JOB_ID_LENGTH
 from ..errors import Busy, InvalidMessage, JobInProgress, ReplayedMessage
 from ._rules import DEFAULT_SKEW_SECONDS
 
@@ -139,12 +143,6 @@ def _forget_identities() -> None:
         _identities.clear()
 
 
-MAX_JOB_ID_LENGTH = 256
-"""Longest ``job_id`` (characters) the schemas and every replay guard accept (the reference SDK mints 24)."""
-MAX_IDENTITY_LENGTH = 256
-"""Longest replay identity a guard stores (``replay_identity`` gives at most 72 characters)."""
-MAX_DIGEST_LENGTH = 64
-"""Longest ``digest`` (bytes) a guard stores with a pair (``offer_digest`` gives 32 or 64: an HMAC tag, an Ed25519 signature)."""
 DEFAULT_QUOTA_SHARE = 4
 """Without ``max_per_identity``, one sender may hold ``max_entries // DEFAULT_QUOTA_SHARE`` live pairs."""
 
@@ -384,10 +382,7 @@ class MemoryReplayGuard:
 
     blocking = False
 
-    __slots__ = (
-        "max_entries", "quotas", "skew_us", "lease_us", "_fixed_quota", "_jobs", "_groups", "_group_size", "_size",
-        "_heap", "_full_until", "_lock",
-    )
+    __slots__ = ("max_entries", "quotas", "skew_us", "lease_us", "_fixed_quota", "_groups", "_group_size", "_table")
 
     def __init__(
         self, *, max_entries: int = 100_000, max_per_identity: Quota = None, skew: float = DEFAULT_SKEW_SECONDS,
@@ -400,13 +395,12 @@ class MemoryReplayGuard:
         self._fixed_quota = self.quotas.fixed
         self.skew_us = int(skew * 1_000_000)
         self.lease_us = lease_micros(lease)
-        self._jobs: Dict[str, Dict[str, _Entry]] = {}  # identity -> job_id -> entry
         self._group_size: Dict[str, int] = {}  # quota group -> pairs it holds
         self._groups: Dict[str, Dict[str, int]] = {}  # quota group -> identity -> pairs of it in the group
-        self._size = 0
-        self._heap: List[Tuple[int, str, str]] = []  # (until µs, identity, job_id) in expiry order, with stale entries
-        self._full_until: Dict[str, int] = {}  # group at its limit -> its earliest expiry
-        self._lock = threading.Lock()
+        # The pairs (identity -> job_id -> entry), their expiry heap (until µs, identity, job_id; with
+        # stale entries), the groups refused until their earliest expiry, the count and the lock, in
+        # the core (the twin chosen now), whose `admit_new` takes the usual admit in one call.
+        self._table: Any = _core.impl.ReplayTable(int(max_entries), self._fixed_quota, self.skew_us, self.lease_us)
 
     @property
     def max_per_identity(self) -> int:
@@ -414,15 +408,16 @@ class MemoryReplayGuard:
         return self.quotas.default
 
     def __len__(self) -> int:
-        return self._size
+        return self._table.size  # type: ignore[no-any-return]
 
     def _drop(self, identity: str, job_id: str, held: Dict[str, _Entry], entry: _Entry) -> None:
         """Forget one pair (caller holds the lock)."""
+        table = self._table
         del held[job_id]
-        self._size -= 1
+        table.size -= 1
         if not held:
-            del self._jobs[identity]
-            self._full_until.pop(identity, None)
+            del table.jobs[identity]
+            table.full_until.pop(identity, None)
         group = entry[3]
         if group != identity:  # a host's group: its own counts (an identity's group is its table of pairs)
             counts = self._groups[group]
@@ -435,10 +430,10 @@ class MemoryReplayGuard:
                 self._group_size[group] = left
             else:
                 del self._group_size[group], self._groups[group]
-                self._full_until.pop(group, None)
+                table.full_until.pop(group, None)
 
     def _evict(self, now_us: int) -> None:
-        heap, jobs = self._heap, self._jobs
+        heap, jobs = self._table.heap, self._table.jobs
         while heap and heap[0][0] <= now_us:
             t, identity, job_id = heapq.heappop(heap)
             held = jobs.get(identity)
@@ -449,23 +444,25 @@ class MemoryReplayGuard:
 
     def _held(self, group: str, hosted: bool) -> List[int]:
         """The held-until of each pair ``group`` holds (caller holds the lock)."""
+        jobs = self._table.jobs
         if not hosted:  # an identity's own group: every pair of that identity (conservative if it also has hosts)
-            return [e[0] for e in self._jobs.get(group, {}).values()]
-        return [e[0] for identity in self._groups.get(group, {}) for e in self._jobs[identity].values() if e[3] == group]
+            return [e[0] for e in jobs.get(group, {}).values()]
+        return [e[0] for identity in self._groups.get(group, {}) for e in jobs[identity].values() if e[3] == group]
 
     def _group_busy(self, group: str, limit: int, now_us: int, hosted: bool) -> Optional[Busy]:
         """``Busy`` when ``group`` holds ``limit`` live pairs, else None (after evicting expired ones)."""
-        known = self._full_until.get(group)
+        full_until = self._table.full_until
+        known = full_until.get(group)
         if known is None or known <= now_us:
             self._evict(now_us)
             held = self._held(group, hosted)
             if len(held) < limit:
-                self._full_until.pop(group, None)
+                full_until.pop(group, None)
                 return None
             # Every pair left is live and this group can add none, so the answer holds
             # until its earliest expiry: computed once per expiry, not once per request.
             known = min(held)
-            self._full_until[group] = known
+            full_until[group] = known
         return group_busy(limit, known, now_us)
 
     def admit(
@@ -473,17 +470,20 @@ class MemoryReplayGuard:
         host: Optional[str] = None, first_use: bool = False, confirmed: bool = False,
     ) -> None:
         """Record ``(identity, job_id)`` as pending (or accepted when ``confirmed``); see ``ReplayGuard``."""
-        if not (  # check_admit's own first test, inline (the usual call); it raises the precise error otherwise
+        table = self._table
+        if host is None and not first_use and table.admit_new(identity, job_id, expires_at_us, now_us, digest, confirmed):
+            return  # the usual admit, in the core: a new pair of a sender in its own group, with room
+        if not (  # check_admit's own first test, inline; it raises the precise error otherwise
             type(identity) is str and type(job_id) is str and len(job_id) <= MAX_JOB_ID_LENGTH
             and len(identity) <= MAX_IDENTITY_LENGTH and type(expires_at_us) is int and type(now_us) is int
             and (digest is None or (type(digest) is bytes and len(digest) <= MAX_DIGEST_LENGTH))
         ):
             check_admit(identity, job_id, digest, expires_at_us, now_us)
         group = identity if host is None else quota_group(identity, host)
-        lock = self._lock
+        lock = table.lock
         lock.acquire()  # (acquire/release: a third of the cost of `with` here)
         try:
-            jobs = self._jobs
+            jobs = table.jobs
             held_by = jobs.get(identity)
             entry = held_by.get(job_id) if held_by is not None else None
             if entry is not None:
@@ -505,10 +505,10 @@ class MemoryReplayGuard:
                     if busy is not None:
                         raise busy
                     held_by = jobs.get(identity)  # the eviction may have dropped the sender
-            if self._size >= self.max_entries:
+            if table.size >= self.max_entries:
                 self._evict(now_us)
-                if self._size >= self.max_entries:
-                    raise table_full(self._heap[0][0], now_us)
+                if table.size >= self.max_entries:
+                    raise table_full(table.heap[0][0], now_us)
                 held_by = jobs.get(identity)  # the eviction may have dropped the sender
             if held_by is None:
                 held_by = jobs[identity] = {}
@@ -518,15 +518,16 @@ class MemoryReplayGuard:
                     counts = self._groups[group] = {}
                 counts[identity] = counts.get(identity, 0) + 1
                 self._group_size[group] = self._group_size.get(group, 0) + 1
-            self._size += 1
+            table.size += 1
             hold = expires_at_us + self.skew_us
             t = hold if confirmed else min(now_us + self.lease_us, hold)
             held_by[job_id] = (t, digest, None if confirmed else hold, group)
-            if self._full_until:  # a group refused until its earliest expiry: this pair may expire sooner
-                known = self._full_until.get(group)
+            full_until = table.full_until
+            if full_until:  # a group refused until its earliest expiry: this pair may expire sooner
+                known = full_until.get(group)
                 if known is not None and t < known:
-                    self._full_until[group] = t
-            heap = self._heap
+                    full_until[group] = t
+            heap = table.heap
             _heappush(heap, (t, identity, job_id))
             if len(heap) > 2 * self.max_entries:  # stale entries of re-admitted and confirmed pairs
                 self._compact(now_us)
@@ -535,35 +536,38 @@ class MemoryReplayGuard:
 
     def _compact(self, now_us: int) -> None:
         self._evict(now_us)
-        if len(self._heap) > 2 * self.max_entries:
-            self._heap = [(e[0], i, j) for i, held_map in self._jobs.items() for j, e in held_map.items()]
-            heapq.heapify(self._heap)
+        table = self._table
+        if len(table.heap) > 2 * self.max_entries:
+            table.heap = [(e[0], i, j) for i, held_map in table.jobs.items() for j, e in held_map.items()]
+            heapq.heapify(table.heap)
 
     def confirm(self, identity: str, job_id: str, *, now_us: int, host: Optional[str] = None) -> bool:
         """Make the pair accepted until ``expires_at + skew``; True when it is accepted now (see ``ReplayGuard``)."""
         check_admit(identity, job_id, None, 0, now_us)
-        with self._lock:
-            held_by = self._jobs.get(identity)
+        table = self._table
+        with table.lock:
+            held_by = table.jobs.get(identity)
             entry = held_by.get(job_id) if held_by is not None else None
             if entry is None:
                 return False
             if entry[2] is not None:
                 assert held_by is not None
                 held_by[job_id] = (entry[2], entry[1], None, entry[3])
-                _heappush(self._heap, (entry[2], identity, job_id))
-                if len(self._heap) > 2 * self.max_entries:
+                _heappush(table.heap, (entry[2], identity, job_id))
+                if len(table.heap) > 2 * self.max_entries:
                     self._compact(now_us)
             return True
 
     def release(self, identity: str, job_id: str, *, now_us: int, host: Optional[str] = None) -> bool:
         """Drop the pair if it is pending; True when one was dropped (see ``ReplayGuard``)."""
         check_admit(identity, job_id, None, 0, now_us)
-        with self._lock:
-            held_by = self._jobs.get(identity)
+        table = self._table
+        with table.lock:
+            held_by = table.jobs.get(identity)
             entry = held_by.get(job_id) if held_by is not None else None
             if entry is None or entry[2] is None:
                 return False
             assert held_by is not None
             self._drop(identity, job_id, held_by, entry)
-            self._full_until.pop(entry[3], None)  # room again before the group's earliest expiry
+            table.full_until.pop(entry[3], None)  # room again before the group's earliest expiry
             return True

@@ -385,7 +385,7 @@ def test_receive_offer_keeps_the_same_digest_as_the_receiver(core):
         guard = MemoryReplayGuard()
         keys = {"secret": SECRET} if sender_type == "human" else {"declaration": DECL, "retrieved_from": URL}
         offer = ajp.receive_offer(data, now=NOW, recipient=ME, replay_guard=guard, **keys)
-        held = next(iter(guard._jobs.values()))["job_fast_0001"][1]
+        held = next(iter(guard._table.jobs.values()))["job_fast_0001"][1]
         assert held == _pipeline.offer_digest(offer) == signing.parse_signature(offer.signature)[1]
         got = ajp.Receiver(replay_guard=ajp.NO_REPLAY_GUARD,
                            recipient=ME, secret=SECRET, declarations=lambda pid, url: (DECL, url)).receive(data, now=NOW)
@@ -661,14 +661,20 @@ class _ReferenceGuard:
                     heapq.heapify(self._heap)
 
 
-def _guard_state(guard: MemoryReplayGuard) -> Any:
+def _guard_state(guard: Any) -> Any:
     # (until, digest) of each pair: the lease and the quota group (issue 30) are not the reference's, nor
-    # when the cache of busy groups is dropped (the guard drops an expired pair before admitting it anew)
-    return {i: {j: e[:2] for j, e in m.items()} for i, m in guard._jobs.items()}, guard._size
+    # when the cache of busy groups is dropped (the guard drops an expired pair before admitting it anew).
+    # The memory guard keeps its pairs in the core's table; the reference, in itself.
+    jobs, size = (guard._table.jobs, guard._table.size) if isinstance(guard, MemoryReplayGuard) else (guard._jobs, guard._size)
+    return {i: {j: e[:2] for j, e in m.items()} for i, m in jobs.items()}, size
+
+
+def _heap_size(guard: Any) -> int:
+    return len(guard._table.heap if isinstance(guard, MemoryReplayGuard) else guard._heap)
 
 
 @pytest.mark.parametrize("seed", range(12))
-def test_memory_guard_admit_is_the_admit_it_replaced(seed):
+def test_memory_guard_admit_is_the_admit_it_replaced(core, seed):
     rng = random.Random(seed)
     quota = rng.choice([None, 2, {"a": 1, "b": 3}, lambda identity: 2 if identity == "c" else None])
     size = rng.choice([4, 6, 10])
@@ -685,4 +691,4 @@ def test_memory_guard_admit_is_the_admit_it_replaced(seed):
                     for g, extra in zip(guards, ({"confirmed": True}, {}))]
         assert outcomes[0] == outcomes[1]
         assert _guard_state(guards[0]) == _guard_state(guards[1])
-        assert len(guards[0]._heap) == len(guards[1]._heap)
+        assert _heap_size(guards[0]) == _heap_size(guards[1])

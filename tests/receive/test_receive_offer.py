@@ -387,7 +387,7 @@ def test_replay_guard_memory_stays_bounded_when_ids_come_back():
     guard = ajp.MemoryReplayGuard(max_entries=3, skew=0)
     for i in range(1000):  # the same id, re-offered after each window closed
         guard.admit("k", "job_same", expires_at_us=i * 10 + 5, now_us=i * 10, confirmed=True)
-    assert len(guard) == 1 and len(guard._heap) <= 6
+    assert len(guard) == 1 and len(guard._table.heap) <= 6
 
 
 def test_replay_guard_quota_isolates_a_flooding_sender():

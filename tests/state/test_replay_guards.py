@@ -28,14 +28,16 @@ from pathlib import Path
 import pytest
 
 import ajpcore
-from ajpcore import Busy, InvalidMessage, ReplayedMessage, StateUnavailable, ajp, sign
+from ajpcore import Busy, InvalidMessage, ReplayedMessage, StateUnavailable, _core, ajp, sign
+from conftest import load_twin
 from state_servers import IN_CI, Awaiting, RedisServer, child_env, need_redis, redis_server, redis_url  # noqa: F401 (fixture)
 from state_worker import NOW, NOW_US, SECRET
 
 HERE = Path(__file__).resolve().parent.parent
 WORKER = str(HERE / "state_worker.py")
 S = 1_000_000  # one second in µs
-BACKENDS = ["memory", "sqlite", "async-sqlite", "redis", "async-redis"]
+MEMORY = ["memory-c", "memory-py"]  # the in-memory guard on each core twin's table (its usual admit is the core's)
+BACKENDS = [*MEMORY, "sqlite", "async-sqlite", "redis", "async-redis"]
 SHARED = ["sqlite", "async-sqlite", "redis", "async-redis"]  # shared between processes
 
 
@@ -47,9 +49,11 @@ def make_guard(request, tmp_path):
     loop = asyncio.new_event_loop() if backend.startswith("async-") else None
 
     def make(**options):
-        if backend == "memory":
+        if backend in MEMORY:
             options.setdefault("max_entries", 100_000)
-            guard = ajp.MemoryReplayGuard(**options)
+            with pytest.MonkeyPatch.context() as patch:  # the table is the twin's that is current when the guard is made
+                patch.setattr(_core, "impl", load_twin(backend[len("memory-"):]))
+                guard = ajp.MemoryReplayGuard(**options)
         elif backend in ("sqlite", "async-sqlite"):
             path = tmp_path / f"guard-{len(made)}.db"
             guard = (ajp.SQLiteReplayGuard if backend == "sqlite" else ajp.AsyncSQLiteReplayGuard)(path, **options)
@@ -152,7 +156,7 @@ def test_quota_by_callable(make_guard):
         guard.admit("big", f"job_{i}", expires_at_us=10 * S, now_us=0, confirmed=True)
 
 
-@each(["memory", "sqlite", "async-sqlite"])
+@each([*MEMORY, "sqlite", "async-sqlite"])
 def test_full_table_is_refused_never_forgotten(make_guard):
     guard = make_guard(max_entries=4, skew=0)  # default quota: 4 // 4 = 1 per sender
     for i in range(4):
@@ -273,7 +277,7 @@ def test_lease_is_checked(make_guard):
 
 @each(BACKENDS)
 def test_a_hundred_identities_under_one_host_cannot_make_another_host_busy(make_guard):
-    guard = make_guard(max_entries=1000, max_per_identity=None if make_guard.backend in ("memory", "sqlite", "async-sqlite") else 250)
+    guard = make_guard(max_entries=1000, max_per_identity=None if make_guard.backend in (*MEMORY, "sqlite", "async-sqlite") else 250)
     quota = 250  # 1000 // DEFAULT_QUOTA_SHARE on the table guards; the same, given, on Redis
     refused = 0
     for i in range(100):  # each self-made key sends offers until refused
@@ -329,7 +333,7 @@ def offers_file(tmp_path_factory):
     return path
 
 
-@each(["memory"])
+@each(MEMORY)
 def test_memory_guard_accepts_each_offer_once_under_16_threads(make_guard, offers_file):
     from state_worker import receive
 

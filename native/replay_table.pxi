@@ -1,0 +1,120 @@
+# Included by native/_core_c.pyx (shares its namespace).  Pure twin: ajpcore/_core_py/replay_table.py.
+
+# ---------------------------------------------------------------------------
+# The in-memory replay guard's table and its usual admit (MemoryReplayGuard)
+# ---------------------------------------------------------------------------
+
+from cpython.bytes cimport PyBytes_GET_SIZE
+
+from heapq import heappush as _heappush
+
+from ajpcore._core_rules import MAX_DIGEST_LENGTH, MAX_IDENTITY_LENGTH, MAX_JOB_ID_LENGTH
+from ajpcore._core_rules import _TABLE_SIZES, _TABLE_TYPES  # the constructor's refusals, as the pure twin's
+
+cdef extern from "Python.h":
+    Py_ssize_t PY_SSIZE_T_MAX
+
+cdef long long _TABLE_BOUND = 4611686018427387904  # 2**62 µs: instants, skew and lease strictly within it
+cdef Py_ssize_t _MAX_JOB_ID = MAX_JOB_ID_LENGTH
+cdef Py_ssize_t _MAX_IDENTITY = MAX_IDENTITY_LENGTH
+cdef Py_ssize_t _MAX_DIGEST = MAX_DIGEST_LENGTH
+
+
+cdef inline bint _table_instant(object value, long long* out) except -1:
+    """An exact int strictly within +-2**62 into *out (True), else False (the full admit reads it)."""
+    cdef int overflow = 0
+    cdef long long n
+    if type(value) is not int:
+        return False
+    n = PyLong_AsLongLongAndOverflow(value, &overflow)
+    if overflow or not (-_TABLE_BOUND < n < _TABLE_BOUND):
+        return False
+    out[0] = n
+    return True
+
+
+cdef class ReplayTable:
+    """The pairs of one ``MemoryReplayGuard`` and its usual admit (see ajpcore._core_py.replay_table)."""
+
+    cdef public dict jobs
+    cdef public list heap
+    cdef public dict full_until
+    cdef public Py_ssize_t size
+    cdef readonly object lock
+    cdef readonly object max_entries
+    cdef readonly object quota
+    cdef readonly object skew_us
+    cdef readonly object lease_us
+    cdef Py_ssize_t _max_entries  # max_entries, at most PY_SSIZE_T_MAX // 2 (no table holds more)
+    cdef long long _quota  # quota, or -1 when None (a quota per group)
+    cdef long long _skew
+    cdef long long _lease
+    cdef bint _bounded  # skew and lease within +-2**62: the usual admit may run
+    cdef object _acquire
+    cdef object _release
+
+    def __init__(self, max_entries, quota, skew_us, lease_us):
+        if not (type(max_entries) is int and (quota is None or type(quota) is int) and type(skew_us) is int
+                and type(lease_us) is int):
+            raise TypeError(_TABLE_TYPES)
+        if max_entries < 1 or (quota is not None and quota < 1):
+            raise ValueError(_TABLE_SIZES)
+        self.jobs = {}
+        self.heap = []
+        self.full_until = {}
+        self.size = 0
+        self.lock = _threading.Lock()
+        self.max_entries = max_entries
+        self.quota = quota
+        self.skew_us = skew_us
+        self.lease_us = lease_us
+        self._max_entries = min(max_entries, PY_SSIZE_T_MAX // 2)
+        self._quota = -1 if quota is None else min(quota, PY_SSIZE_T_MAX)
+        self._bounded = _table_instant(skew_us, &self._skew) and _table_instant(lease_us, &self._lease)
+        self._acquire = self.lock.acquire
+        self._release = self.lock.release
+
+    def admit_new(self, identity, job_id, expires_at_us, now_us, digest, confirmed):
+        """Record the new pair ``(identity, job_id)`` in ``identity``'s own group and answer True,
+        or change nothing and answer False (the guard's full admit decides); in C."""
+        cdef long long expires, now, hold, until
+        cdef Py_ssize_t held
+        cdef object got, known, t
+        cdef dict held_by
+        if not (
+            type(identity) is str and type(job_id) is str and PyUnicode_GET_LENGTH(job_id) <= _MAX_JOB_ID
+            and PyUnicode_GET_LENGTH(identity) <= _MAX_IDENTITY and _table_instant(expires_at_us, &expires)
+            and _table_instant(now_us, &now) and self._bounded
+            and (digest is None or (type(digest) is bytes and PyBytes_GET_SIZE(digest) <= _MAX_DIGEST))
+            and (confirmed is True or confirmed is False)
+        ):
+            return False
+        if not self._acquire(False):
+            return False
+        try:
+            got = self.jobs.get(identity)
+            if got is not None:
+                held_by = <dict>got
+                if job_id in held_by:
+                    return False
+                held = len(held_by)
+                if held and (self._quota < 0 or held >= self._quota):
+                    return False
+            if self.size >= self._max_entries or PyList_GET_SIZE(self.heap) >= 2 * self._max_entries:
+                return False
+            if got is None:
+                held_by = {}
+                self.jobs[identity] = held_by
+            self.size += 1
+            hold = expires + self._skew
+            until = hold if confirmed is True else min(now + self._lease, hold)
+            t = until
+            held_by[job_id] = (t, digest, None if confirmed is True else hold, identity)
+            if self.full_until:  # its group refused until its earliest expiry: this pair may expire sooner
+                known = self.full_until.get(identity)
+                if known is not None and t < known:
+                    self.full_until[identity] = t
+            _heappush(self.heap, (t, identity, job_id))
+            return True
+        finally:
+            self._release()
