@@ -68,7 +68,7 @@ def test_admit_memory(benchmark):
 def test_admit_memory_lock_alone(benchmark):
     """What the memory guard's thread safety costs: one uncontended acquire and release of its lock."""
     benchmark.group = "state-admit"
-    lock = ajp.MemoryReplayGuard()._lock
+    lock = ajp.MemoryReplayGuard()._table.lock
 
     def locked():
         with lock:

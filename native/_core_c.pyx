@@ -4,7 +4,8 @@
 The hot paths of ajpcore, one include per concern (the ``include`` lines at the
 end): number formatting, canonical strings and member-name order, the
 canonical writer (RFC 8785), strict decoding, the streaming HMAC sink,
-Ed25519 byte checks and RFC 3339 timestamps.  Each ``native/<concern>.pxi`` has a pure twin
+Ed25519 byte checks, RFC 3339 timestamps, the offer's fixed shape, slotted
+objects and the in-memory replay guard's table.  Each ``native/<concern>.pxi`` has a pure twin
 ``ajpcore/_core_py/<concern>.py`` with the same functions in the same order.
 This file keeps what they share: imports, C-API declarations, limits and the
 writer's state.  Errors are the classes of ``ajpcore.errors``; their text and
