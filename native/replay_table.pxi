@@ -79,8 +79,7 @@ cdef class ReplayTable:
         or change nothing and answer False (the guard's full admit decides); in C."""
         cdef long long expires, now, hold, until
         cdef Py_ssize_t held
-        cdef object got, known, t
-        cdef dict held_by
+        cdef object got
         if not (
             type(identity) is str and type(job_id) is str and PyUnicode_GET_LENGTH(job_id) <= _MAX_JOB_ID
             and PyUnicode_GET_LENGTH(identity) <= _MAX_IDENTITY and _table_instant(expires_at_us, &expires)
@@ -94,27 +93,35 @@ cdef class ReplayTable:
         try:
             got = self.jobs.get(identity)
             if got is not None:
-                held_by = <dict>got
-                if job_id in held_by:
+                if job_id in <dict>got:
                     return False
-                held = len(held_by)
+                held = len(<dict>got)
                 if held and (self._quota < 0 or held >= self._quota):
                     return False
             if self.size >= self._max_entries or PyList_GET_SIZE(self.heap) >= 2 * self._max_entries:
                 return False
-            if got is None:
-                held_by = {}
-                self.jobs[identity] = held_by
-            self.size += 1
             hold = expires + self._skew
             until = hold if confirmed is True else min(now + self._lease, hold)
-            t = until
-            held_by[job_id] = (t, digest, None if confirmed is True else hold, identity)
-            if self.full_until:  # its group refused until its earliest expiry: this pair may expire sooner
-                known = self.full_until.get(identity)
-                if known is not None and t < known:
-                    self.full_until[identity] = t
-            _heappush(self.heap, (t, identity, job_id))
+            self._record(got, identity, job_id, until, digest, None if confirmed is True else hold, identity)
             return True
         finally:
             self._release()
+
+    def record(self, identity, job_id, until, digest, hold, group):
+        """Store the pair ``(identity, job_id)`` as held until ``until`` (see ajpcore._core_py.replay_table)."""
+        self._record(self.jobs.get(identity), identity, job_id, until, digest, hold, group)
+
+    cdef _record(self, object held_by, object identity, object job_id, object until, object digest, object hold,
+                 object group):
+        """``record``, given ``identity``'s pairs (``held_by``; None when it holds none)."""
+        cdef object known
+        if held_by is None:
+            held_by = {}
+            self.jobs[identity] = held_by
+        self.size += 1
+        held_by[job_id] = (until, digest, hold, group)
+        if self.full_until:  # a group refused until its earliest expiry: this pair may expire sooner
+            known = self.full_until.get(group)
+            if known is not None and until < known:
+                self.full_until[group] = until
+        _heappush(self.heap, (until, identity, job_id))

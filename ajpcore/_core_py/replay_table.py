@@ -14,7 +14,9 @@ expired and admitted anew), a group at its quota or a quota that is not one numb
 full table, a heap due for compaction, arguments the full admit would refuse or read as
 big ints (beyond ``_BOUND``), and the lock held by another thread (so a waiting admit
 waits in one place, the full admit).  One state machine, one owner: this step only
-takes the path of it where nothing is refused or evicted.
+takes the path of it where nothing is refused or evicted.  Both store a pair through
+``record``, the one place that knows how a pair is kept (its entry, the count, the busy
+mark of its group, the heap).
 """
 
 from __future__ import annotations
@@ -81,18 +83,31 @@ class ReplayTable:
                     return False
             if self.size >= self.max_entries or len(self.heap) >= 2 * self.max_entries:
                 return False
-            if held_by is None:
-                held_by = jobs[identity] = {}
-            self.size += 1
             hold = expires_at_us + self.skew_us
-            t = hold if confirmed else min(now_us + self.lease_us, hold)
-            held_by[job_id] = (t, digest, None if confirmed else hold, identity)
-            full_until = self.full_until
-            if full_until:  # its group refused until its earliest expiry: this pair may expire sooner
-                known = full_until.get(identity)
-                if known is not None and t < known:
-                    full_until[identity] = t
-            heappush(self.heap, (t, identity, job_id))
+            until = hold if confirmed else min(now_us + self.lease_us, hold)
+            self._record(held_by, identity, job_id, until, digest, None if confirmed else hold, identity)
             return True
         finally:
             lock.release()
+
+    def record(self, identity: str, job_id: str, until: int, digest: Optional[bytes], hold: Optional[int], group: str) -> None:
+        """Store the pair ``(identity, job_id)`` as held until ``until`` (µs), with its ``digest``, ``hold``
+        (its held-until once confirmed; None when accepted) and quota ``group``: the one place a pair is
+        recorded, for ``admit_new`` and the guard's full admit, which holds ``lock`` and decided to admit it."""
+        self._record(self.jobs.get(identity), identity, job_id, until, digest, hold, group)
+
+    def _record(
+        self, held_by: Optional[Dict[str, Any]], identity: str, job_id: str, until: int, digest: Optional[bytes],
+        hold: Optional[int], group: str,
+    ) -> None:
+        """``record``, given ``identity``'s pairs (``held_by``; None when it holds none)."""
+        if held_by is None:
+            held_by = self.jobs[identity] = {}
+        self.size += 1
+        held_by[job_id] = (until, digest, hold, group)
+        full_until = self.full_until
+        if full_until:  # a group refused until its earliest expiry: this pair may expire sooner
+            known = full_until.get(group)
+            if known is not None and until < known:
+                full_until[group] = until
+        heappush(self.heap, (until, identity, job_id))

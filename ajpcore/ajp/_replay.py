@@ -504,32 +504,20 @@ class MemoryReplayGuard:
                     busy = self._group_busy(group, limit, now_us, host is not None)
                     if busy is not None:
                         raise busy
-                    held_by = jobs.get(identity)  # the eviction may have dropped the sender
             if table.size >= self.max_entries:
                 self._evict(now_us)
                 if table.size >= self.max_entries:
                     raise table_full(table.heap[0][0], now_us)
-                held_by = jobs.get(identity)  # the eviction may have dropped the sender
-            if held_by is None:
-                held_by = jobs[identity] = {}
             if host is not None:
                 counts = self._groups.get(group)
                 if counts is None:
                     counts = self._groups[group] = {}
                 counts[identity] = counts.get(identity, 0) + 1
                 self._group_size[group] = self._group_size.get(group, 0) + 1
-            table.size += 1
             hold = expires_at_us + self.skew_us
-            t = hold if confirmed else min(now_us + self.lease_us, hold)
-            held_by[job_id] = (t, digest, None if confirmed else hold, group)
-            full_until = table.full_until
-            if full_until:  # a group refused until its earliest expiry: this pair may expire sooner
-                known = full_until.get(group)
-                if known is not None and t < known:
-                    full_until[group] = t
-            heap = table.heap
-            _heappush(heap, (t, identity, job_id))
-            if len(heap) > 2 * self.max_entries:  # stale entries of re-admitted and confirmed pairs
+            until = hold if confirmed else min(now_us + self.lease_us, hold)
+            table.record(identity, job_id, until, digest, None if confirmed else hold, group)
+            if len(table.heap) > 2 * self.max_entries:  # stale entries of re-admitted and confirmed pairs
                 self._compact(now_us)
         finally:
             lock.release()

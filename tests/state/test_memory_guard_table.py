@@ -210,3 +210,16 @@ def test_a_group_refused_to_first_uses_learns_of_a_sooner_expiry_from_the_usual_
     refused = [_outcome(lambda g=g: g.admit("sha256:a", "job_6", expires_at_us=100 * S, now_us=now, first_use=True))
                for g in guards]
     assert refused[0] == refused[1] == refused[2] and refused[0][0] == "Busy" and refused[0][2] == 5
+
+
+def test_record_is_the_one_store_of_a_pair_on_both_twins(twins):
+    tables = [twin.ReplayTable(10, None, 0, 5 * S) for twin in twins]
+    for table in tables:
+        table.full_until["host.example"] = 50 * S
+        table.record("ed25519:c", "job_1", 40 * S, None, 90 * S, "host.example")  # a host's group: its busy mark moves
+        table.record("ed25519:c", "job_2", 60 * S, b"d", None, "host.example")
+    assert [(t.jobs, t.heap, t.full_until, t.size) for t in tables] == [(
+        {"ed25519:c": {"job_1": (40 * S, None, 90 * S, "host.example"), "job_2": (60 * S, b"d", None, "host.example")}},
+        [(40 * S, "ed25519:c", "job_1"), (60 * S, "ed25519:c", "job_2")], {"host.example": 40 * S}, 2)] * 2
+    assert _outcome(lambda: tables[0].record([], "j", 1, None, None, "g")) == _outcome(
+        lambda: tables[1].record([], "j", 1, None, None, "g"))  # an unhashable identity: the dict's own TypeError
