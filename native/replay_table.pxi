@@ -93,12 +93,12 @@ cdef class ReplayTable:
         try:
             got = self.jobs.get(identity)
             if got is not None:
-                if job_id in <dict>got:
+                if type(got) is not dict or job_id in <dict>got:  # (only this table's own dicts are read in C)
                     return False
                 held = len(<dict>got)
                 if held and (self._quota < 0 or held >= self._quota):
                     return False
-            if self.size >= self._max_entries or PyList_GET_SIZE(self.heap) >= 2 * self._max_entries:
+            if self.size >= self._max_entries or len(self.heap) >= 2 * self._max_entries:
                 return False
             hold = expires + self._skew
             until = hold if confirmed is True else min(now + self._lease, hold)

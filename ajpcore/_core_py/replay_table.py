@@ -76,7 +76,7 @@ class ReplayTable:
             jobs = self.jobs
             held_by = jobs.get(identity)
             if held_by is not None:
-                if job_id in held_by:
+                if type(held_by) is not dict or job_id in held_by:  # (only this table's own dicts, as the native twin)
                     return False
                 held = len(held_by)
                 if held and (self.quota is None or held >= self.quota):

@@ -223,3 +223,21 @@ def test_record_is_the_one_store_of_a_pair_on_both_twins(twins):
         [(40 * S, "ed25519:c", "job_1"), (60 * S, "ed25519:c", "job_2")], {"host.example": 40 * S}, 2)] * 2
     assert _outcome(lambda: tables[0].record([], "j", 1, None, None, "g")) == _outcome(
         lambda: tables[1].record([], "j", 1, None, None, "g"))  # an unhashable identity: the dict's own TypeError
+
+
+def test_a_table_whose_state_was_replaced_refuses_alike_and_never_crashes(twins):
+    # Its members are public to the guard's full admit: a caller that replaces them gets the same answer
+    # from both twins (the native one reads in C only the dicts and list it made itself).
+    outcomes = []
+    for twin in twins:
+        table = twin.ReplayTable(4, 2, 0, 5 * S)
+        table.jobs["sha256:a"] = ["not", "a", "dict"]  # declined: the full admit decides (and refuses)
+        first = _outcome(lambda: table.admit_new("sha256:a", "job_1", 100 * S, 10 * S, None, True))
+        table.heap = None  # type: ignore[assignment]
+        second = _outcome(lambda: table.admit_new("sha256:b", "job_1", 100 * S, 10 * S, None, True))
+        table.jobs = None  # type: ignore[assignment]
+        third = _outcome(lambda: table.admit_new("sha256:b", "job_1", 100 * S, 10 * S, None, True))
+        outcomes.append((first, second, third, table.size))
+    assert outcomes[0] == outcomes[1]
+    assert outcomes[0][0] == ("returned", False)
+    assert (outcomes[0][1][0], outcomes[0][2][0], outcomes[0][3]) == ("TypeError", "AttributeError", 0)
