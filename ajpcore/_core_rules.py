@@ -15,8 +15,8 @@ rebuilding the native core:
   carries a refused token's reason to the parser);
 - the encoder's text for a recursion met while writing (``_RECURSION_REASON``);
 - the replay guard's bounds on what it stores (``MAX_JOB_ID_LENGTH``, ``MAX_IDENTITY_LENGTH``,
-  ``MAX_DIGEST_LENGTH``; ``ajpcore.ajp`` exports them) and the in-memory table's refusals
-  (``_TABLE_TYPES``, ``_TABLE_SIZES``);
+  ``MAX_DIGEST_LENGTH``; ``ajpcore.ajp`` exports them) and what the in-memory table is made of
+  (``_check_table``);
 - the proleptic Gregorian day count (``_days_from_civil``) of the pure twin's RFC 3339 reader,
   which ``ajpcore._js_date`` also reads dates with (native: ``ajp_days_from_civil``, rfc3339.pxi).
 
@@ -46,8 +46,17 @@ MAX_IDENTITY_LENGTH = 256
 MAX_DIGEST_LENGTH = 64
 """Longest ``digest`` (bytes) a guard stores with a pair (``offer_digest`` gives 32 or 64: an HMAC tag, an Ed25519 signature)."""
 
-_TABLE_TYPES = "ReplayTable: max_entries and skew_us and lease_us must be int, quota None or an int"
-_TABLE_SIZES = "ReplayTable: max_entries and quota must be at least 1"
+
+
+def _check_table(max_entries: Any, quota: Any, skew_us: Any, lease_us: Any) -> None:
+    """``ReplayTable``'s settings, on both twins: ``TypeError`` unless ``max_entries``, ``skew_us`` and
+    ``lease_us`` are ints and ``quota`` None or an int, ``ValueError`` unless ``max_entries`` and
+    ``quota`` are at least 1."""
+    if not (type(max_entries) is int and (quota is None or type(quota) is int) and type(skew_us) is int
+            and type(lease_us) is int):
+        raise TypeError("ReplayTable: max_entries and skew_us and lease_us must be int, quota None or an int")
+    if max_entries < 1 or (quota is not None and quota < 1):
+        raise ValueError("ReplayTable: max_entries and quota must be at least 1")
 
 
 # ---------------------------------------------------------------------------

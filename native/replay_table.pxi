@@ -9,7 +9,7 @@ from cpython.bytes cimport PyBytes_GET_SIZE
 from heapq import heappush as _heappush
 
 from ajpcore._core_rules import MAX_DIGEST_LENGTH, MAX_IDENTITY_LENGTH, MAX_JOB_ID_LENGTH
-from ajpcore._core_rules import _TABLE_SIZES, _TABLE_TYPES  # the constructor's refusals, as the pure twin's
+from ajpcore._core_rules import _check_table  # the constructor's refusals, the pure twin's
 
 cdef extern from "Python.h":
     Py_ssize_t PY_SSIZE_T_MAX
@@ -54,11 +54,7 @@ cdef class ReplayTable:
     cdef object _release
 
     def __init__(self, max_entries, quota, skew_us, lease_us):
-        if not (type(max_entries) is int and (quota is None or type(quota) is int) and type(skew_us) is int
-                and type(lease_us) is int):
-            raise TypeError(_TABLE_TYPES)
-        if max_entries < 1 or (quota is not None and quota < 1):
-            raise ValueError(_TABLE_SIZES)
+        _check_table(max_entries, quota, skew_us, lease_us)
         self.jobs = {}
         self.heap = []
         self.full_until = {}

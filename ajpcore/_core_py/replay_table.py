@@ -25,7 +25,7 @@ import threading
 from heapq import heappush
 from typing import Any, Dict, List, Optional, Tuple
 
-from .._core_rules import _TABLE_SIZES, _TABLE_TYPES, MAX_DIGEST_LENGTH, MAX_IDENTITY_LENGTH, MAX_JOB_ID_LENGTH
+from .._core_rules import _check_table, MAX_DIGEST_LENGTH, MAX_IDENTITY_LENGTH, MAX_JOB_ID_LENGTH
 
 __all__ = ["ReplayTable"]
 
@@ -39,14 +39,10 @@ class ReplayTable:
     sender's own group (None: a quota per group, which the guard looks up), each held
     until ``expires_at + skew_us`` once accepted, or ``lease_us`` past its admit while pending."""
 
-    __slots__ = ("jobs", "heap", "full_until", "size", "lock", "max_entries", "quota", "skew_us", "lease_us")
+    __slots__ = ("jobs", "heap", "full_until", "size", "lock", "max_entries", "quota", "skew_us", "lease_us", "_bounded")
 
     def __init__(self, max_entries: int, quota: Optional[int], skew_us: int, lease_us: int) -> None:
-        if not (type(max_entries) is int and (quota is None or type(quota) is int) and type(skew_us) is int
-                and type(lease_us) is int):
-            raise TypeError(_TABLE_TYPES)
-        if max_entries < 1 or (quota is not None and quota < 1):
-            raise ValueError(_TABLE_SIZES)
+        _check_table(max_entries, quota, skew_us, lease_us)
         self.jobs: Dict[str, Dict[str, Tuple[int, Optional[bytes], Optional[int], str]]] = {}
         self.heap: List[Tuple[int, str, str]] = []
         self.full_until: Dict[str, int] = {}
@@ -56,6 +52,7 @@ class ReplayTable:
         self.quota = quota
         self.skew_us = skew_us
         self.lease_us = lease_us
+        self._bounded = -_BOUND < skew_us < _BOUND and -_BOUND < lease_us < _BOUND  # the usual admit may run
 
     def admit_new(self, identity: Any, job_id: Any, expires_at_us: Any, now_us: Any, digest: Any, confirmed: Any) -> bool:
         """Record the new pair ``(identity, job_id)`` in ``identity``'s own group and answer True,
@@ -63,8 +60,7 @@ class ReplayTable:
         if not (
             type(identity) is str and type(job_id) is str and len(job_id) <= MAX_JOB_ID_LENGTH
             and len(identity) <= MAX_IDENTITY_LENGTH and type(expires_at_us) is int and type(now_us) is int
-            and -_BOUND < expires_at_us < _BOUND and -_BOUND < now_us < _BOUND
-            and -_BOUND < self.skew_us < _BOUND and -_BOUND < self.lease_us < _BOUND
+            and -_BOUND < expires_at_us < _BOUND and -_BOUND < now_us < _BOUND and self._bounded
             and (digest is None or (type(digest) is bytes and len(digest) <= MAX_DIGEST_LENGTH))
             and (confirmed is True or confirmed is False)
         ):
